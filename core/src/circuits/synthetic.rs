@@ -1,0 +1,254 @@
+//! A synthetic circuit that fills the Groth16 domain exactly and synthesizes fast.
+//!
+//! Constraints are written directly with `new_witness_variable` and
+//! `enforce_r1cs_constraint` (no gadgets, no intermediate linear-combination variables),
+//! so synthesis costs little more than the constraint system's own bookkeeping.
+//!
+//! Layout: `groups` repetitions of 4 constraints, then one final constraint:
+//!
+//! - 3 booleanity constraints on fresh bits b₀, b₁, b₂, in two forms so the rows differ:
+//!   b₀·b₀ = b₀ and bₖ·(1 − bₖ) = 0;
+//! - 1 multiplication step of the accumulator with a fresh random field element y:
+//!   (x + b₀)·(y + b₁) = x′ − b₂, so x′ = (x + b₀)(y + b₁) + b₂ and the A, B and C rows
+//!   each have two terms;
+//! - finally out = x·y + b (b the last bit), with `out` a public input.
+//!
+//! Each group allocates 3 bits and 2 field elements (y and x′): 60 % of the witness values
+//! are bits, the rest random-looking full-width elements, roughly the mix of real circuits
+//! that hash and do arithmetic. Public inputs: the start x₀ and `out`. With the constant
+//! one that is 3 instance variables, and the constraints number 4·groups + 1 = 2^size − 3,
+//! so constraints + instance variables = 2^size exactly.
+
+use ark_bls12_381::Fr;
+use ark_ff::{AdditiveGroup, Field};
+use ark_relations::{
+    gr1cs::{ConstraintSystemRef, SynthesisError, Variable},
+    lc,
+};
+use ark_std::UniformRand;
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+
+/// The smallest size: 2^4 rows hold 3 groups.
+pub(super) const MIN_SIZE: u32 = 4;
+
+/// Constraints per group: 3 booleanity constraints and 1 multiplication step.
+const GROUP_CONSTRAINTS: usize = 4;
+
+/// Seed domain, so the same seed gives unrelated witnesses in different circuits.
+const DOMAIN: [u8; 16] = *b"g16.synthetic.w1";
+
+/// Constraints of a circuit of `groups` groups (plus the final output step).
+pub(super) const fn constraints_for_groups(groups: usize) -> usize {
+    groups * GROUP_CONSTRAINTS + 1
+}
+
+/// The number of groups that fills `rows` exactly (for `rows` a power of two ≥ 4):
+/// 4·groups + 1 constraints + 3 instance variables = rows.
+pub(super) const fn groups_for(rows: usize) -> usize {
+    rows.saturating_sub(super::NUM_INSTANCE_VARIABLES + 1) / GROUP_CONSTRAINTS
+}
+
+/// The seed-derived values of one group: its three bits and its multiplier y.
+struct Group {
+    bits: [bool; 3],
+    y: Fr,
+}
+
+/// The witness stream: x₀, then one `Group` per group, then the final multiplier. Both the
+/// native computation and synthesis draw from it in this order.
+struct Witness(ChaCha20Rng);
+
+impl Witness {
+    fn new(seed: u64) -> Self {
+        Self(super::witness_rng(&DOMAIN, seed))
+    }
+
+    fn field(&mut self) -> Fr {
+        Fr::rand(&mut self.0)
+    }
+
+    fn group(&mut self) -> Group {
+        // One random word gives all three bits: cheaper than three draws.
+        let word: u32 = self.0.gen();
+        Group {
+            bits: [word & 1 != 0, word & 2 != 0, word & 4 != 0],
+            y: self.field(),
+        }
+    }
+}
+
+fn bit(b: bool) -> Fr {
+    if b {
+        Fr::ONE
+    } else {
+        Fr::ZERO
+    }
+}
+
+/// One multiplication step: x′ = (x + b₀)(y + b₁) + b₂.
+fn step(x: Fr, g: &Group) -> Fr {
+    (x + bit(g.bits[0])) * (g.y + bit(g.bits[1])) + bit(g.bits[2])
+}
+
+/// The public inputs `[x₀, out]`, computed natively.
+pub(super) fn public_inputs(groups: usize, seed: u64) -> [Fr; 2] {
+    let mut witness = Witness::new(seed);
+    let start = witness.field();
+    let mut x = start;
+    let mut last_bit = false;
+    for _ in 0..groups {
+        let g = witness.group();
+        x = step(x, &g);
+        last_bit = g.bits[2];
+    }
+    let y = witness.field();
+    [start, x * y + bit(last_bit)]
+}
+
+/// Synthesizes `groups` groups and the final output step.
+pub(super) fn synthesize(
+    cs: ConstraintSystemRef<Fr>,
+    groups: usize,
+    seed: u64,
+) -> Result<(), SynthesisError> {
+    let one = Variable::One;
+    let mut witness = Witness::new(seed);
+    let start = witness.field();
+    let mut x = start;
+    let mut x_var = cs.new_input_variable(|| Ok(start))?;
+    // Before any group there is no bit; the zero variable adds nothing (only reachable if
+    // `groups` is 0, which no valid size gives).
+    let mut last_bit = (Variable::Zero, false);
+
+    for _ in 0..groups {
+        let g = witness.group();
+        let [b0, b1, b2] = [
+            cs.new_witness_variable(|| Ok(bit(g.bits[0])))?,
+            cs.new_witness_variable(|| Ok(bit(g.bits[1])))?,
+            cs.new_witness_variable(|| Ok(bit(g.bits[2])))?,
+        ];
+        cs.enforce_r1cs_constraint(|| lc!(b0), || lc!(b0), || lc!(b0))?;
+        for b in [b1, b2] {
+            cs.enforce_r1cs_constraint(|| lc!(b), || lc!((Fr::ONE, one), (-Fr::ONE, b)), || lc!())?;
+        }
+
+        let y_var = cs.new_witness_variable(|| Ok(g.y))?;
+        let next = step(x, &g);
+        let next_var = cs.new_witness_variable(|| Ok(next))?;
+        cs.enforce_r1cs_constraint(
+            || lc!(x_var, b0),
+            || lc!(y_var, b1),
+            || lc!((Fr::ONE, next_var), (-Fr::ONE, b2)),
+        )?;
+        x = next;
+        x_var = next_var;
+        last_bit = (b2, g.bits[2]);
+    }
+
+    let y = witness.field();
+    let y_var = cs.new_witness_variable(|| Ok(y))?;
+    let out = x * y + bit(last_bit.1);
+    let out_var = cs.new_input_variable(|| Ok(out))?;
+    cs.enforce_r1cs_constraint(
+        || lc!(x_var),
+        || lc!(y_var),
+        || lc!((Fr::ONE, out_var), (-Fr::ONE, last_bit.0)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{
+        check_groth16_round_trip, check_instance, check_shape_independence, synthesize as synth,
+    };
+    use super::super::{BuiltinCircuit, CircuitKind};
+    use super::*;
+    use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystem, R1CS_PREDICATE_LABEL};
+    use std::time::Instant;
+
+    #[test]
+    fn min_size_is_satisfied_and_exact() {
+        check_instance(CircuitKind::Synthetic, MIN_SIZE, 3, 1);
+    }
+
+    #[test]
+    fn larger_size_is_satisfied_and_exact() {
+        check_instance(CircuitKind::Synthetic, 12, 4, 1);
+    }
+
+    #[test]
+    fn exact_at_every_size_without_synthesis() {
+        for size in MIN_SIZE..=CircuitKind::Synthetic.max_size() {
+            let c = BuiltinCircuit::new(CircuitKind::Synthetic, size, 0).unwrap();
+            assert_eq!(c.num_constraints() + c.num_instance_variables(), 1usize << size, "size {size}");
+        }
+    }
+
+    #[test]
+    fn shape_does_not_depend_on_seed() {
+        check_shape_independence(CircuitKind::Synthetic, 10);
+    }
+
+    #[test]
+    fn witness_mix_and_row_weights() {
+        let cs = synth(BuiltinCircuit::new(CircuitKind::Synthetic, 12, 5).unwrap());
+        let witness = cs.witness_assignment().unwrap();
+        let bits = witness.iter().filter(|w| **w == Fr::ZERO || **w == Fr::ONE).count();
+        let share = bits as f64 / witness.len() as f64;
+        assert!((0.58..=0.62).contains(&share), "bit share {share}");
+        // Random bits: both values occur about equally often.
+        let ones = witness.iter().filter(|w| **w == Fr::ONE).count();
+        assert!(ones * 3 > bits && ones * 3 < 2 * bits, "{ones} ones among {bits} bits");
+
+        cs.finalize();
+        let matrices = &cs.to_matrices().unwrap()[R1CS_PREDICATE_LABEL];
+        let [a, b, c] = [&matrices[0], &matrices[1], &matrices[2]];
+        let nonzeros = |m: &ark_relations::gr1cs::Matrix<Fr>| m.iter().map(Vec::len).sum::<usize>();
+        // Per group: A has 1+1+1+2, B 1+2+2+2, C 1+0+0+2 terms.
+        let groups = BuiltinCircuit::new(CircuitKind::Synthetic, 12, 5).unwrap().units();
+        assert_eq!(nonzeros(a), 5 * groups + 1);
+        assert_eq!(nonzeros(b), 7 * groups + 1);
+        assert_eq!(nonzeros(c), 3 * groups + 2);
+    }
+
+    #[test]
+    fn a_wrong_witness_is_caught() {
+        // Sanity check that the constraints bind: a wrong output value is unsatisfiable.
+        let cs = ConstraintSystem::<Fr>::new_ref();
+        let [start, out] = public_inputs(3, 1);
+        BuiltinCircuit::new(CircuitKind::Synthetic, MIN_SIZE, 1).unwrap().generate_constraints(cs.clone()).unwrap();
+        assert!(cs.is_satisfied().unwrap());
+        let mut inner = cs.borrow_mut().unwrap();
+        assert_eq!(inner.assignments.instance_assignment[1..], [start, out]);
+        inner.assignments.instance_assignment[2] += Fr::ONE;
+        drop(inner);
+        assert!(!cs.is_satisfied().unwrap());
+    }
+
+    #[test]
+    fn groth16_round_trip_rejects_a_wrong_input() {
+        check_groth16_round_trip(CircuitKind::Synthetic, 8);
+    }
+
+    /// Synthesis time at 2^16 and 2^20 (run with `--release -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn synthesis_time() {
+        for size in [16, 20] {
+            let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, 1).unwrap();
+            let t = Instant::now();
+            let cs = synth(circuit.clone());
+            let synth_s = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let inputs = circuit.public_inputs();
+            let native_s = t.elapsed().as_secs_f64();
+            assert_eq!(cs.instance_assignment().unwrap()[1..], inputs);
+            println!(
+                "synthetic 2^{size}: {} constraints, {} witness variables, synthesis {synth_s:.3} s, native public inputs {native_s:.3} s",
+                cs.num_constraints(),
+                cs.num_witness_variables()
+            );
+        }
+    }
+}

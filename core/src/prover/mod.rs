@@ -1,0 +1,217 @@
+//! The Groth16 prover, generic over the backend.
+//!
+//! For a circuit with assignment `z` (z₀ = 1) and randomness (r, s), over the key's points:
+//!
+//! ```text
+//! H = ((A·z)(X)·(B·z)(X) − (C·z)(X)) / Z_H(X), computed on the coset gH   (steps 2–3)
+//! A = α + Σ zᵢ·aᵢ + r·δ                                                   (G1)
+//! B = β + Σ zᵢ·bᵢ + s·δ                                                   (G2, and in G1 for C)
+//! C = s·A + r·B₁ − r·s·δ + Σ_{witness} zᵢ·lᵢ + Σ hᵢ·h_query_i            (G1)
+//! ```
+//!
+//! Group elements have one canonical affine form, so computing the same sums in any order
+//! on any device gives the proof `ark_groth16::Groth16::create_proof_with_reduction` gives
+//! (libsnark reduction), bit for bit — which the tests check.
+
+pub mod key;
+pub mod synthesis;
+
+use ark_ec::{AffineRepr, CurveGroup};
+use ark_ff::Zero;
+use ark_relations::gr1cs::{ConstraintSynthesizer, SynthesisError};
+
+pub use key::{KeyError, KeyShape, PreparedKey};
+pub use synthesis::{synthesize, Synthesized};
+
+use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, BackendError, NttKind, ScalarBuffer, Scalars};
+use crate::timeline::{Layer, Timeline};
+use crate::{Fr, G1Projective, G2Projective, Proof};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProveError {
+    #[error("synthesis failed: {0}")]
+    Synthesis(SynthesisError),
+    #[error("the witness does not satisfy the circuit: constraint {row}{} fails", name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default())]
+    Unsatisfied { row: usize, name: Option<String> },
+    #[error("the circuit uses the non-R1CS predicate '{predicate}'; Groth16 proves R1CS only")]
+    NotR1cs { predicate: String },
+    #[error("{rows} constraint rows need a domain larger than Fr supports (2^{max_log2})")]
+    DomainTooLarge { rows: usize, max_log2: u32 },
+    #[error("the proving key does not match the circuit: {what}: key has {key}, circuit has {circuit}")]
+    KeyMismatch { what: &'static str, key: usize, circuit: usize },
+    #[error("the prepared key was made for another backend instance")]
+    KeyForAnotherBackend,
+    #[error("{expected} public inputs expected, {got} given")]
+    PublicInputCount { expected: usize, got: usize },
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("verification failed: {0}")]
+    Verify(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Makes proofs on one backend. Cheap to create; the backend and keys are what is costly.
+pub struct Prover<'b, B: Backend + ?Sized> {
+    backend: &'b B,
+}
+
+impl<'b, B: Backend + ?Sized> Prover<'b, B> {
+    pub fn new(backend: &'b B) -> Self {
+        Prover { backend }
+    }
+
+    pub fn backend(&self) -> &'b B {
+        self.backend
+    }
+
+    /// Uploads a key's bases once; reuse the result for every proof on this backend.
+    pub fn prepare(&self, pk: &crate::ProvingKey) -> Result<PreparedKey, ProveError> {
+        PreparedKey::new(self.backend, pk)
+    }
+
+    /// Synthesizes and proves, with the randomness (r, s) given.
+    pub fn prove<C: ConstraintSynthesizer<Fr>>(
+        &self,
+        key: &PreparedKey,
+        circuit: C,
+        r: Fr,
+        s: Fr,
+        tl: &Timeline,
+    ) -> Result<Proof, ProveError> {
+        let _prove = tl.span(Layer::Prover, "prove");
+        let syn = {
+            let _g = tl.span(Layer::Prover, "SYNTH");
+            synthesize(circuit)?
+        };
+        self.prove_synthesized(key, &syn, r, s, tl)
+    }
+
+    /// Steps 2–5 for an instance synthesized already (the engine synthesizes on other threads).
+    pub fn prove_synthesized(
+        &self,
+        key: &PreparedKey,
+        syn: &Synthesized,
+        r: Fr,
+        s: Fr,
+        tl: &Timeline,
+    ) -> Result<Proof, ProveError> {
+        let _device = tl.span(Layer::Prover, "device");
+        let result = self.device_section(key, syn, r, s, tl);
+        // Device spans are drained even when a step failed, so the timeline shows how far it got.
+        tl.record_device_spans(&self.backend.drain_device_spans());
+        result
+    }
+
+    fn device_section(&self, key: &PreparedKey, syn: &Synthesized, r: Fr, s: Fr, tl: &Timeline) -> Result<Proof, ProveError> {
+        check_key_matches(key, syn, self.backend)?;
+        let backend = self.backend;
+
+        // Step 2: staging. The assignment stays on the device for all the MSMs.
+        let (mut a, b, c, z) = {
+            let _g = tl.span(Layer::Prover, "stage");
+            (
+                backend.upload_scalars(&syn.a)?,
+                backend.upload_scalars(&syn.b)?,
+                backend.upload_scalars(&syn.c)?,
+                backend.upload_scalars(&syn.assignment)?,
+            )
+        };
+
+        // Step 3: H, which never leaves the device.
+        let h = self.quotient_h(&mut a, b, c, syn.domain_size(), tl)?;
+
+        // Step 4: the MSMs against the resident bases.
+        let n = syn.num_variables();
+        let all = Scalars::Device(&z, 0..n);
+        let msm_g1 = |name: &str, bases, scalars| -> Result<G1Projective, ProveError> {
+            let _g = tl.span(Layer::Prover, name);
+            Ok(backend.msm_g1(bases, scalars)?)
+        };
+        let a_acc = msm_g1("msm_g1_a", &key.a, all.clone())?;
+        // B in G1 only feeds r·B₁ in C; with r = 0 it is not needed (as in arkworks).
+        let b1_acc = if r.is_zero() { G1Projective::zero() } else { msm_g1("msm_g1_b", &key.b_g1, all.clone())? };
+        let b2_acc: G2Projective = {
+            let _g = tl.span(Layer::Prover, "msm_g2_b");
+            backend.msm_g2(&key.b_g2, all)?
+        };
+        let l_acc = msm_g1("msm_g1_l", &key.l, Scalars::Device(&z, syn.num_instance..n))?;
+        let h_acc = msm_g1("msm_g1_h", &key.h, Scalars::Device(&h, 0..key.h.len()))?;
+
+        // Step 5: assembly.
+        let _g = tl.span(Layer::Prover, "assemble");
+        let vk = &key.vk;
+        let g_a = vk.alpha_g1.into_group() + a_acc + key.delta_g1 * r;
+        let g1_b = key.beta_g1.into_group() + b1_acc + key.delta_g1 * s;
+        let g_b = vk.beta_g2.into_group() + b2_acc + vk.delta_g2 * s;
+        let g_c = g_a * s + g1_b * r - key.delta_g1 * (r * s) + l_acc + h_acc;
+        Ok(Proof { a: g_a.into_affine(), b: g_b.into_affine(), c: g_c.into_affine() })
+    }
+
+    /// `H = (a·b − c)/Z_H` as coefficients: each of a, b, c from evaluations on H to
+    /// evaluations on the coset gH (inverse NTT, then coset NTT), the quotient pointwise
+    /// there (Z_H is the constant gⁿ − 1 on the coset), then back to coefficients.
+    fn quotient_h(
+        &self,
+        a: &mut ScalarBuffer,
+        mut b: ScalarBuffer,
+        mut c: ScalarBuffer,
+        domain_size: usize,
+        tl: &Timeline,
+    ) -> Result<ScalarBuffer, ProveError> {
+        let backend = self.backend;
+        let _h = tl.span(Layer::Prover, "h");
+        for (name, buf) in [("a", &mut *a), ("b", &mut b), ("c", &mut c)] {
+            {
+                let _g = tl.span(Layer::Prover, format!("ntt_inverse_{name}"));
+                backend.ntt(buf, NttKind::Inverse)?;
+            }
+            let _g = tl.span(Layer::Prover, format!("ntt_coset_{name}"));
+            backend.ntt(buf, NttKind::CosetForward)?;
+        }
+        let z_inv = vanishing_inverse_on_coset(domain_size)
+            .ok_or_else(|| ProveError::Internal(format!("no vanishing inverse for a domain of {domain_size}")))?;
+        {
+            let _g = tl.span(Layer::Prover, "h_combine");
+            backend.quotient(a, &b, &c, z_inv)?;
+        }
+        drop((b, c));
+        {
+            let _g = tl.span(Layer::Prover, "ntt_coset_inverse_h");
+            backend.ntt(a, NttKind::CosetInverse)?;
+        }
+        // Hand the buffer over without a copy: the caller's `a` becomes an empty placeholder.
+        Ok(std::mem::replace(a, backend.alloc_scalars(0)?))
+    }
+}
+
+/// The key's sizes must be the circuit's, or the proof would be garbage.
+fn check_key_matches<B: Backend + ?Sized>(key: &PreparedKey, syn: &Synthesized, backend: &B) -> Result<(), ProveError> {
+    if key.backend != backend.id() {
+        return Err(ProveError::KeyForAnotherBackend);
+    }
+    let checks = [
+        ("instance variables", key.shape.num_instance, syn.num_instance),
+        ("variables", key.shape.num_variables, syn.num_variables()),
+        ("domain size", key.shape.domain_size, syn.domain_size()),
+    ];
+    for (what, key, circuit) in checks {
+        if key != circuit {
+            return Err(ProveError::KeyMismatch { what, key, circuit });
+        }
+    }
+    Ok(())
+}
+
+/// Verifies a proof with arkworks' verifier, checking the number of public inputs first
+/// (arkworks' verifier would silently ignore extra ones).
+pub fn verify(key: &PreparedKey, proof: &Proof, public_inputs: &[Fr]) -> Result<bool, ProveError> {
+    let expected = key.vk.gamma_abc_g1.len() - 1;
+    if public_inputs.len() != expected {
+        return Err(ProveError::PublicInputCount { expected, got: public_inputs.len() });
+    }
+    ark_groth16::Groth16::<crate::Curve>::verify_proof(&key.pvk, proof, public_inputs)
+        .map_err(|e| ProveError::Verify(e.to_string()))
+}

@@ -1,0 +1,786 @@
+//! The report: where the time went, and where no one can say.
+//!
+//! The reason this exists: a host "GPU busy" span of 3.7 s held only 1.8 s of kernels, and
+//! the other 1.9 s stayed invisible until both layers were put side by side. So, per span,
+//! the report gives the share its children cover and the unattributed rest; over the run,
+//! the device-busy fraction; and the largest gaps, each with the two boundaries around it.
+//!
+//! Rules:
+//! - Spans come from Begin events; an End sets the end (the first End per id counts). A
+//!   span without an End ends at the last event's time. Instants are ignored.
+//! - Children are matched by `parent` id, never by time overlap: device spans recorded
+//!   late still nest under the host span that enqueued them. A child's interval is clipped
+//!   to its parent, since device clocks can stick out by their error bound. A span whose
+//!   parent is missing from the events is a root.
+//! - `covered_ns` is the union of the children's clipped intervals (overlap counts once);
+//!   `unattributed_ns` is the rest of the span, for spans with children. A leaf's time is
+//!   its own work: it has no unattributed time and no gaps.
+//! - A gap is a maximal interval of a span with children that no child covers; gaps under
+//!   [`MIN_GAP_NS`] are left out of the list (they still count as unattributed).
+//! - wall = latest end − earliest begin over all spans; device busy = union of all
+//!   Device-layer spans over wall.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Event, EventKind, Layer, SpanId};
+
+/// How many gaps [`Report::from_events`] keeps.
+pub const DEFAULT_TOP_GAPS: usize = 10;
+
+/// Gaps shorter than this (1 µs) are noise between back-to-back calls, not findings.
+pub const MIN_GAP_NS: u64 = 1_000;
+
+/// One span's place in the tree and how much of it its children explain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpanStats {
+    pub id: SpanId,
+    pub parent: Option<SpanId>,
+    pub name: String,
+    pub layer: Layer,
+    pub job: u64,
+    pub partition: u32,
+    /// 0 for roots.
+    pub depth: usize,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Direct children, including any clipped away entirely.
+    pub children: usize,
+    /// Union of the children's intervals, clipped to this span.
+    pub covered_ns: u64,
+    /// `dur - covered` for spans with children; 0 for leaves.
+    pub unattributed_ns: u64,
+}
+
+impl SpanStats {
+    pub fn dur_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// `covered / dur`, in 0..=1; 0 for a span without duration.
+    pub fn covered_share(&self) -> f64 {
+        match self.dur_ns() {
+            0 => 0.0,
+            dur => self.covered_ns as f64 / dur as f64,
+        }
+    }
+}
+
+/// Time inside a span that none of its children covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    pub span: SpanId,
+    pub span_name: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The boundary where the gap begins: `end of <child>` or `start of <span>`.
+    pub before: String,
+    /// The boundary where it ends: `start of <child>` or `end of <span>`.
+    pub after: String,
+}
+
+impl Gap {
+    pub fn dur_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Tree order: each parent before its children, siblings (and roots) by start.
+    pub spans: Vec<SpanStats>,
+    pub wall_ns: u64,
+    /// Union of all Device-layer span intervals.
+    pub device_busy_ns: u64,
+    /// `device_busy_ns / wall_ns`; `None` when there are no Device spans.
+    pub device_busy: Option<f64>,
+    /// Sum of `unattributed_ns` over spans that have children.
+    pub unattributed_ns: u64,
+    /// Largest first (ties: earlier first).
+    pub gaps: Vec<Gap>,
+}
+
+impl Report {
+    /// The report, keeping the [`DEFAULT_TOP_GAPS`] largest gaps.
+    pub fn from_events(events: &[Event]) -> Report {
+        Report::with_top_gaps(events, DEFAULT_TOP_GAPS)
+    }
+
+    /// The report, keeping the `n` largest gaps. Events may be in any order.
+    pub fn with_top_gaps(events: &[Event], n: usize) -> Report {
+        let nodes = collect_nodes(events);
+        let tree = Tree::build(&nodes);
+        let mut spans = Vec::with_capacity(nodes.len());
+        let mut gaps = Vec::new();
+        for &(i, depth) in &tree.order {
+            let node = &nodes[i];
+            let kids: Vec<&Node> = tree.children[i].iter().map(|&c| &nodes[c]).collect();
+            let covered_ns = cover(node, &kids, &mut gaps);
+            let unattributed_ns = if kids.is_empty() {
+                0
+            } else {
+                node.dur_ns() - covered_ns
+            };
+            spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns));
+        }
+        gaps.sort_by(|a, b| {
+            b.dur_ns()
+                .cmp(&a.dur_ns())
+                .then(a.start_ns.cmp(&b.start_ns))
+                .then(a.span.cmp(&b.span))
+        });
+        gaps.truncate(n);
+
+        let wall_ns = wall(&nodes);
+        let device_busy_ns = union_len(
+            nodes
+                .iter()
+                .filter(|n| n.layer == Layer::Device)
+                .map(|n| (n.start, n.end))
+                .collect(),
+        );
+        let has_device = nodes.iter().any(|n| n.layer == Layer::Device);
+        let device_busy = has_device.then(|| match wall_ns {
+            0 => 0.0,
+            wall => device_busy_ns as f64 / wall as f64,
+        });
+        let unattributed_ns = spans
+            .iter()
+            .filter(|s| s.children > 0)
+            .map(|s| s.unattributed_ns)
+            .sum();
+        Report {
+            spans,
+            wall_ns,
+            device_busy_ns,
+            device_busy,
+            unattributed_ns,
+            gaps,
+        }
+    }
+
+    /// Unattributed time per layer, over spans with children, in layer order; only layers
+    /// that have such spans appear.
+    pub fn unattributed_by_layer(&self) -> Vec<(Layer, u64)> {
+        Layer::ALL
+            .into_iter()
+            .filter_map(|layer| {
+                let mut parents = self
+                    .spans
+                    .iter()
+                    .filter(|s| s.layer == layer && s.children > 0)
+                    .peekable();
+                parents.peek()?;
+                Some((layer, parents.map(|s| s.unattributed_ns).sum()))
+            })
+            .collect()
+    }
+
+    /// The first span (in tree order) with this name.
+    pub fn span_by_name(&self, name: &str) -> Option<&SpanStats> {
+        self.spans.iter().find(|s| s.name == name)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Spans and their tree
+// ---------------------------------------------------------------------------------------
+
+/// A span with its end resolved.
+struct Node {
+    id: SpanId,
+    parent: Option<SpanId>,
+    name: String,
+    layer: Layer,
+    job: u64,
+    partition: u32,
+    start: u64,
+    end: u64,
+}
+
+impl Node {
+    fn dur_ns(&self) -> u64 {
+        self.end - self.start
+    }
+
+    fn stats(
+        &self,
+        depth: usize,
+        children: usize,
+        covered_ns: u64,
+        unattributed_ns: u64,
+    ) -> SpanStats {
+        SpanStats {
+            id: self.id,
+            parent: self.parent,
+            name: self.name.clone(),
+            layer: self.layer,
+            job: self.job,
+            partition: self.partition,
+            depth,
+            start_ns: self.start,
+            end_ns: self.end,
+            children,
+            covered_ns,
+            unattributed_ns,
+        }
+    }
+}
+
+/// One node per span id (the first Begin wins), ends resolved (`end >= start` always).
+fn collect_nodes(events: &[Event]) -> Vec<Node> {
+    let last_ns = events.iter().map(|e| e.ts_ns).max().unwrap_or(0);
+    let mut index: HashMap<SpanId, usize> = HashMap::new();
+    let mut nodes: Vec<Node> = Vec::new();
+    for e in events.iter().filter(|e| e.kind == EventKind::Begin) {
+        index.entry(e.span).or_insert_with(|| {
+            nodes.push(Node {
+                id: e.span,
+                parent: e.parent,
+                name: e.name.clone(),
+                layer: e.layer,
+                job: e.job,
+                partition: e.partition,
+                start: e.ts_ns,
+                end: last_ns,
+            });
+            nodes.len() - 1
+        });
+    }
+    // Ends may precede their Begin in an unsorted slice, hence a second pass.
+    let mut ended = vec![false; nodes.len()];
+    for e in events.iter().filter(|e| e.kind == EventKind::End) {
+        if let Some(&i) = index.get(&e.span) {
+            if !ended[i] {
+                ended[i] = true;
+                nodes[i].end = e.ts_ns;
+            }
+        }
+    }
+    for node in &mut nodes {
+        node.end = node.end.max(node.start);
+    }
+    nodes
+}
+
+struct Tree {
+    /// Children of each node, by (start, id).
+    children: Vec<Vec<usize>>,
+    /// Pre-order (node, depth).
+    order: Vec<(usize, usize)>,
+}
+
+impl Tree {
+    fn build(nodes: &[Node]) -> Tree {
+        let index: HashMap<SpanId, usize> =
+            nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        let mut children = vec![Vec::new(); nodes.len()];
+        let mut roots = Vec::new();
+        for (i, node) in nodes.iter().enumerate() {
+            match node
+                .parent
+                .filter(|&p| p != node.id)
+                .and_then(|p| index.get(&p))
+            {
+                Some(&p) => children[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let by_start = |&i: &usize| (nodes[i].start, nodes[i].id);
+        roots.sort_by_key(by_start);
+        for list in &mut children {
+            list.sort_by_key(by_start);
+        }
+        // Nodes caught in a parent cycle (only in corrupt input) are unreachable from the
+        // roots; visiting every node afterwards turns each cycle into a root instead of
+        // losing it.
+        let mut all: Vec<usize> = (0..nodes.len()).collect();
+        all.sort_by_key(by_start);
+        let mut tree = Tree {
+            children,
+            order: Vec::with_capacity(nodes.len()),
+        };
+        let mut visited = vec![false; nodes.len()];
+        for start in roots.into_iter().chain(all) {
+            tree.visit(start, &mut visited);
+        }
+        tree
+    }
+
+    /// Appends the subtree under `root` in pre-order (iteratively: traces can be deep).
+    fn visit(&mut self, root: usize, visited: &mut [bool]) {
+        let mut stack = vec![(root, 0)];
+        while let Some((i, depth)) = stack.pop() {
+            if std::mem::replace(&mut visited[i], true) {
+                continue;
+            }
+            self.order.push((i, depth));
+            stack.extend(
+                self.children[i]
+                    .iter()
+                    .rev()
+                    .filter(|&&c| !visited[c])
+                    .map(|&c| (c, depth + 1)),
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Coverage and gaps
+// ---------------------------------------------------------------------------------------
+
+/// A maximal run of overlapping child intervals.
+struct Run<'a> {
+    lo: u64,
+    hi: u64,
+    /// The child whose start opens the run, and the one whose end closes it.
+    first: &'a str,
+    last: &'a str,
+}
+
+/// One side of a gap: where a span starts or ends.
+enum Edge<'a> {
+    StartOf(&'a str),
+    EndOf(&'a str),
+}
+
+impl fmt::Display for Edge<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Edge::StartOf(name) => write!(f, "start of {name}"),
+            Edge::EndOf(name) => write!(f, "end of {name}"),
+        }
+    }
+}
+
+/// Returns the union of the children's intervals clipped to `node`, and appends the
+/// gaps of at least [`MIN_GAP_NS`] between them to `gaps`.
+fn cover(node: &Node, kids: &[&Node], gaps: &mut Vec<Gap>) -> u64 {
+    if kids.is_empty() {
+        return 0;
+    }
+    let runs = runs(node, kids);
+    let mut push_gap = |start_ns: u64, end_ns: u64, before: &Edge<'_>, after: Edge<'_>| {
+        // Strings are built only for gaps that make the list.
+        if end_ns - start_ns >= MIN_GAP_NS {
+            gaps.push(Gap {
+                span: node.id,
+                span_name: node.name.clone(),
+                start_ns,
+                end_ns,
+                before: before.to_string(),
+                after: after.to_string(),
+            });
+        }
+    };
+    // Walk the runs left to right; `cursor` is where uncovered time would begin.
+    let mut cursor = (node.start, Edge::StartOf(&node.name));
+    for run in &runs {
+        if run.lo > cursor.0 {
+            push_gap(cursor.0, run.lo, &cursor.1, Edge::StartOf(run.first));
+        }
+        cursor = (run.hi, Edge::EndOf(run.last));
+    }
+    if node.end > cursor.0 {
+        push_gap(cursor.0, node.end, &cursor.1, Edge::EndOf(&node.name));
+    }
+    runs.iter().map(|r| r.hi - r.lo).sum()
+}
+
+/// The children's intervals clipped to `node`, merged into runs (touching ones merge).
+fn runs<'a>(node: &Node, kids: &[&'a Node]) -> Vec<Run<'a>> {
+    let mut clipped: Vec<(u64, u64, &'a str)> = kids
+        .iter()
+        .map(|k| {
+            (
+                k.start.max(node.start),
+                k.end.min(node.end),
+                k.name.as_str(),
+            )
+        })
+        .filter(|&(lo, hi, _)| lo < hi)
+        .collect();
+    // Earliest start first; on ties the longest, so it names the run's opening boundary.
+    clipped.sort_by_key(|&(lo, hi, _)| (lo, std::cmp::Reverse(hi)));
+    let mut runs: Vec<Run<'a>> = Vec::new();
+    for (lo, hi, name) in clipped {
+        match runs.last_mut() {
+            Some(run) if lo <= run.hi => {
+                if hi > run.hi {
+                    run.hi = hi;
+                    run.last = name;
+                }
+            }
+            _ => runs.push(Run {
+                lo,
+                hi,
+                first: name,
+                last: name,
+            }),
+        }
+    }
+    runs
+}
+
+/// Total length of the union of intervals.
+fn union_len(mut intervals: Vec<(u64, u64)>) -> u64 {
+    intervals.sort_unstable();
+    let mut total = 0;
+    let mut current: Option<(u64, u64)> = None;
+    for (lo, hi) in intervals {
+        current = match current {
+            Some((clo, chi)) if lo <= chi => Some((clo, chi.max(hi))),
+            Some((clo, chi)) => {
+                total += chi - clo;
+                Some((lo, hi))
+            }
+            None => Some((lo, hi)),
+        };
+    }
+    total + current.map_or(0, |(lo, hi)| hi - lo)
+}
+
+fn wall(nodes: &[Node]) -> u64 {
+    let first = nodes.iter().map(|n| n.start).min();
+    let last = nodes.iter().map(|n| n.end).max();
+    match (first, last) {
+        (Some(first), Some(last)) => last - first,
+        _ => 0,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Display
+// ---------------------------------------------------------------------------------------
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.1} %", share * 100.0)
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let indented = |s: &SpanStats| format!("{}{}", "  ".repeat(s.depth), s.name);
+        let width = self
+            .spans
+            .iter()
+            .map(|s| indented(s).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(4);
+        writeln!(
+            f,
+            "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}",
+            "span", "layer", "ms", "covered", "unattr ms"
+        )?;
+        for s in &self.spans {
+            // A leaf's time is its own work: coverage does not apply.
+            let (covered, unattributed) = if s.children > 0 {
+                (percent(s.covered_share()), ms(s.unattributed_ns))
+            } else {
+                ("-".to_string(), "-".to_string())
+            };
+            writeln!(
+                f,
+                "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}",
+                indented(s),
+                s.layer,
+                ms(s.dur_ns()),
+                covered,
+                unattributed
+            )?;
+        }
+        match self.device_busy {
+            Some(share) => writeln!(
+                f,
+                "device busy: {} ({} ms)",
+                percent(share),
+                ms(self.device_busy_ns)
+            )?,
+            None => writeln!(f, "device busy: - (no device spans)")?,
+        }
+        writeln!(f, "wall: {} ms", ms(self.wall_ns))?;
+        writeln!(
+            f,
+            "unattributed: {} ms (in spans with children)",
+            ms(self.unattributed_ns)
+        )?;
+        if !self.gaps.is_empty() {
+            writeln!(f, "largest gaps:")?;
+        }
+        for g in &self.gaps {
+            writeln!(
+                f,
+                "  {} ms in {} between {} and {}",
+                ms(g.dur_ns()),
+                g.span_name,
+                g.before,
+                g.after
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{span, trace, MS};
+    use super::*;
+
+    /// `prove` 0–100 ms with `a` 0–30 and `b` 50–100.
+    fn known_gap() -> Vec<Event> {
+        trace(&[
+            span(1, None, Layer::Prover, "prove", 0, 100 * MS),
+            span(2, Some(1), Layer::Backend, "a", 0, 30 * MS),
+            span(3, Some(1), Layer::Backend, "b", 50 * MS, 100 * MS),
+        ])
+    }
+
+    fn stats<'a>(r: &'a Report, name: &str) -> &'a SpanStats {
+        r.span_by_name(name)
+            .unwrap_or_else(|| panic!("{name} missing from\n{r}"))
+    }
+
+    #[test]
+    fn finds_the_known_gap() {
+        let r = Report::from_events(&known_gap());
+        assert_eq!(
+            r.gaps,
+            vec![Gap {
+                span: 1,
+                span_name: "prove".into(),
+                start_ns: 30 * MS,
+                end_ns: 50 * MS,
+                before: "end of a".into(),
+                after: "start of b".into(),
+            }]
+        );
+        let prove = stats(&r, "prove");
+        assert_eq!(
+            (prove.children, prove.covered_ns, prove.unattributed_ns),
+            (2, 80 * MS, 20 * MS)
+        );
+        assert!((prove.covered_share() - 0.8).abs() < 1e-12);
+        let a = stats(&r, "a");
+        assert_eq!(
+            (a.children, a.covered_ns, a.unattributed_ns, a.depth),
+            (0, 0, 0, 1)
+        );
+        assert!(r.gaps.iter().all(|g| g.span == 1), "a leaf reports no gaps");
+        assert_eq!(
+            (r.wall_ns, r.unattributed_ns, r.device_busy),
+            (100 * MS, 20 * MS, None)
+        );
+        let names: Vec<&str> = r.spans.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["prove", "a", "b"]);
+    }
+
+    #[test]
+    fn gaps_at_the_parent_edges_name_the_parent() {
+        let r = Report::from_events(&trace(&[
+            span(1, None, Layer::Engine, "job", 0, 100 * MS),
+            span(2, Some(1), Layer::Prover, "late", 10 * MS, 70 * MS),
+        ]));
+        assert_eq!(r.gaps.len(), 2);
+        let (big, small) = (&r.gaps[0], &r.gaps[1]);
+        assert_eq!((big.start_ns, big.end_ns), (70 * MS, 100 * MS));
+        assert_eq!(
+            (big.before.as_str(), big.after.as_str()),
+            ("end of late", "end of job")
+        );
+        assert_eq!((small.start_ns, small.end_ns), (0, 10 * MS));
+        assert_eq!(
+            (small.before.as_str(), small.after.as_str()),
+            ("start of job", "start of late")
+        );
+    }
+
+    #[test]
+    fn overlapping_children_count_once() {
+        let r = Report::from_events(&trace(&[
+            span(1, None, Layer::Backend, "GPU_BUSY", 0, 100 * MS),
+            span(2, Some(1), Layer::Backend, "x", 10 * MS, 50 * MS),
+            span(3, Some(1), Layer::Backend, "y", 20 * MS, 60 * MS),
+            span(4, Some(1), Layer::Backend, "z", 30 * MS, 40 * MS),
+        ]));
+        let busy = stats(&r, "GPU_BUSY");
+        assert_eq!(busy.covered_ns, 50 * MS, "union 10–60, not the sum 90");
+        assert_eq!(busy.unattributed_ns, 50 * MS);
+        let bounds: Vec<(&str, &str)> = r
+            .gaps
+            .iter()
+            .map(|g| (g.before.as_str(), g.after.as_str()))
+            .collect();
+        assert_eq!(
+            bounds,
+            [
+                ("end of y", "end of GPU_BUSY"),
+                ("start of GPU_BUSY", "start of x")
+            ]
+        );
+    }
+
+    #[test]
+    fn device_spans_outside_the_parent_are_clipped() {
+        // Device spans recorded after the host span ended, sticking out on both sides.
+        let r = Report::from_events(&trace(&[
+            span(1, None, Layer::Backend, "GPU_BUSY", 10 * MS, 50 * MS),
+            span(2, Some(1), Layer::Device, "ntt", 5 * MS, 20 * MS),
+            span(3, Some(1), Layer::Device, "msm", 40 * MS, 60 * MS),
+            span(4, Some(1), Layer::Device, "outside", 70 * MS, 80 * MS),
+        ]));
+        let busy = stats(&r, "GPU_BUSY");
+        assert_eq!(
+            (busy.children, busy.covered_ns, busy.unattributed_ns),
+            (3, 20 * MS, 20 * MS)
+        );
+        assert_eq!(r.gaps.len(), 1);
+        assert_eq!((r.gaps[0].start_ns, r.gaps[0].end_ns), (20 * MS, 40 * MS));
+        assert_eq!(
+            stats(&r, "msm").depth,
+            1,
+            "nested by parent id, not by time"
+        );
+        assert_eq!(r.wall_ns, 75 * MS);
+        assert_eq!(r.device_busy_ns, 15 * MS + 20 * MS + 10 * MS);
+    }
+
+    #[test]
+    fn device_busy_is_the_union_over_wall() {
+        let r = Report::from_events(&trace(&[
+            span(1, None, Layer::Prover, "prove", 0, 100 * MS),
+            span(2, Some(1), Layer::Device, "k1", 10 * MS, 20 * MS),
+            span(3, Some(1), Layer::Device, "k2", 15 * MS, 40 * MS),
+        ]));
+        assert_eq!(r.device_busy_ns, 30 * MS);
+        let busy = r.device_busy.expect("device spans present");
+        assert!((busy - 0.30).abs() < 1e-12, "{busy}");
+        assert_eq!(r.unattributed_by_layer(), [(Layer::Prover, 70 * MS)]);
+    }
+
+    #[test]
+    fn orphans_become_roots_and_open_spans_end_at_the_last_event() {
+        let [open, _] = span(2, Some(1), Layer::Prover, "open", 10 * MS, 0);
+        let mut events = trace(&[
+            span(5, Some(99), Layer::Engine, "orphan", 0, 30 * MS),
+            span(6, Some(2), Layer::Backend, "inside", 20 * MS, 30 * MS),
+        ]);
+        events.push(open);
+        events.push(Event {
+            ts_ns: 60 * MS,
+            kind: EventKind::Instant,
+            span: 7,
+            parent: None,
+            layer: Layer::Engine,
+            name: "late".into(),
+            job: 0,
+            partition: 0,
+            detail: String::new(),
+        });
+        let r = Report::from_events(&events);
+        let open = stats(&r, "open");
+        assert_eq!(
+            (open.depth, open.start_ns, open.end_ns),
+            (0, 10 * MS, 60 * MS)
+        );
+        assert_eq!(stats(&r, "orphan").depth, 0);
+        assert_eq!(stats(&r, "inside").depth, 1);
+        assert_eq!(r.wall_ns, 60 * MS);
+        let names: Vec<&str> = r.spans.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["orphan", "open", "inside"],
+            "roots by start, children after parents"
+        );
+    }
+
+    #[test]
+    fn gaps_are_ranked_truncated_and_sub_microsecond_ones_ignored() {
+        let r = Report::with_top_gaps(
+            &trace(&[
+                span(1, None, Layer::Prover, "p", 0, 100 * MS),
+                span(2, Some(1), Layer::Backend, "c1", 0, 10 * MS),
+                span(3, Some(1), Layer::Backend, "c2", 10 * MS + 999, 20 * MS), // 999 ns gap
+                span(4, Some(1), Layer::Backend, "c3", 25 * MS, 40 * MS),       // 5 ms gap
+                span(5, Some(1), Layer::Backend, "c4", 50 * MS, 99 * MS),       // 10 ms, then 1 ms
+            ]),
+            2,
+        );
+        let durs: Vec<u64> = r.gaps.iter().map(Gap::dur_ns).collect();
+        assert_eq!(durs, [10 * MS, 5 * MS]);
+        let all = Report::from_events(&trace(&[
+            span(1, None, Layer::Prover, "p", 0, 10 * MS),
+            span(2, Some(1), Layer::Backend, "c1", 0, 5 * MS),
+            span(3, Some(1), Layer::Backend, "c2", 5 * MS + 999, 10 * MS),
+        ]));
+        assert!(all.gaps.is_empty());
+        assert_eq!(stats(&all, "p").unattributed_ns, 999, "still unattributed");
+        assert!(Report::from_events(&known_gap()).gaps.len() <= DEFAULT_TOP_GAPS);
+    }
+
+    #[test]
+    fn corrupt_parent_cycles_do_not_hang() {
+        let r = Report::from_events(&trace(&[
+            span(1, Some(2), Layer::Prover, "x", 0, 10 * MS),
+            span(2, Some(1), Layer::Prover, "y", MS, 5 * MS),
+            span(3, Some(3), Layer::Prover, "self", 0, MS),
+        ]));
+        assert_eq!(r.spans.len(), 3);
+        assert_eq!(stats(&r, "self").depth, 0);
+    }
+
+    #[test]
+    fn empty_input_gives_an_empty_report() {
+        let r = Report::from_events(&[]);
+        assert!(r.spans.is_empty() && r.gaps.is_empty());
+        assert_eq!((r.wall_ns, r.device_busy, r.unattributed_ns), (0, None, 0));
+        assert!(r.to_string().contains("wall: 0.000 ms"));
+    }
+
+    #[test]
+    fn display_shows_table_busy_and_gaps() {
+        let mut events = known_gap();
+        events.extend(trace(&[span(
+            4,
+            Some(2),
+            Layer::Device,
+            "kernel",
+            5 * MS,
+            20 * MS,
+        )]));
+        let text = Report::from_events(&events).to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("span"), "{text}");
+        assert!(
+            lines[1].starts_with("prove ")
+                && lines[1].contains("100.000")
+                && lines[1].contains("80.0 %"),
+            "{text}"
+        );
+        assert!(lines[1].trim_end().ends_with("20.000"), "{text}");
+        assert!(
+            lines[2].starts_with("  a ") && lines[2].contains("50.0 %"),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with("    kernel ") && lines[3].contains("device"),
+            "{text}"
+        );
+        assert!(
+            lines[3].trim_end().ends_with('-'),
+            "a leaf shows no coverage: {text}"
+        );
+        assert!(text.contains("device busy: 15.0 % (15.000 ms)"), "{text}");
+        assert!(text.contains("wall: 100.000 ms"), "{text}");
+        assert!(
+            text.contains("largest gaps:\n  20.000 ms in prove between end of a and start of b\n"),
+            "{text}"
+        );
+    }
+}

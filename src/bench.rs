@@ -1,0 +1,389 @@
+//! `g16 bench`: the backend comparison.
+//!
+//! Each case (backend, op, size) runs `--warmup` times untimed, then `--runs` times timed, each
+//! run on fresh random inputs; the median is what counts. What is timed, per op:
+//! - `msm-g1`, `msm-g2`: one MSM of 2^size random bases (resident, uploaded once per size)
+//!   by 2^size random scalars already on the device, until the result is on the host.
+//! - `ntt`: one forward NTT of 2^size random scalars already on the device, synchronized.
+//! - `prove`: one whole proof of the `synthetic` circuit at 2^size constraints (synthesis
+//!   included; the key is prepared once, outside the timing), and `prove-device`, the device
+//!   section of the same runs (staging, H, MSMs, assembly) as the timeline measured it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ark_ec::{CurveGroup, PrimeGroup};
+use ark_ff::UniformRand;
+use g16_core::backend::{self, AnyBackend, Backend, BackendInfo, BackendKind, NttKind, Scalars};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+use g16_core::prover::Prover;
+use g16_core::timeline::{Layer, Report, Timeline};
+use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::{io_err, keys, plot, progress, stamp, CliError};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Backends to compare, comma-separated (cpu, cuda, wgpu); default: every available one.
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Option<Vec<String>>,
+    /// Operations: msm-g1, msm-g2, ntt, prove.
+    #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
+    pub ops: Vec<String>,
+    /// Sizes as log2, inclusive: "10..16" or a single "14".
+    #[arg(long, default_value = "10..14")]
+    pub sizes: String,
+    /// Timed runs per case (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Untimed runs before timing (compilation, caches, allocation).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Append one JSON line per measurement to FILE.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write an SVG plot of time against size, a line per backend and op.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Op {
+    MsmG1,
+    MsmG2,
+    Ntt,
+    Prove,
+}
+
+impl Op {
+    fn parse(s: &str) -> Result<Op, CliError> {
+        match s.trim() {
+            "msm-g1" => Ok(Op::MsmG1),
+            "msm-g2" => Ok(Op::MsmG2),
+            "ntt" => Ok(Op::Ntt),
+            "prove" => Ok(Op::Prove),
+            other => Err(CliError::Usage(format!("unknown op '{other}' (expected msm-g1, msm-g2, ntt, prove)"))),
+        }
+    }
+}
+
+/// One measurement: the JSON line `benches/results/` keeps.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    pub backend: String,
+    pub device: String,
+    pub driver: String,
+    pub op: String,
+    pub size: u32,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub runs: usize,
+    pub commit: String,
+    pub date: String,
+}
+
+pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
+    let bad = || CliError::Usage(format!("--sizes '{s}': expected A..B or A (log2 sizes, A ≤ B)"));
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (a.trim().parse().map_err(|_| bad())?, b.trim_start_matches('=').trim().parse().map_err(|_| bad())?),
+        None => {
+            let a = s.trim().parse().map_err(|_| bad())?;
+            (a, a)
+        }
+    };
+    if a > b || b > 32 {
+        return Err(bad());
+    }
+    Ok(a..=b)
+}
+
+pub fn run(args: BenchArgs) -> Result<(), CliError> {
+    let sizes = parse_sizes(&args.sizes)?;
+    let mut ops: Vec<Op> = args.ops.iter().map(|s| Op::parse(s)).collect::<Result<_, _>>()?;
+    ops.sort();
+    ops.dedup();
+    if args.runs == 0 {
+        return Err(CliError::Usage("--runs must be at least 1".into()));
+    }
+    let backends = open_backends(args.backends.as_deref())?;
+
+    let cases = (backends.len() * ops.len() * sizes.clone().count()) as u64;
+    let bar = progress::bar(cases, "benchmarking");
+    let mut results = Vec::new();
+    let mut inputs = Inputs::default();
+    for size in sizes.clone() {
+        for &op in &ops {
+            for (backend, info) in &backends {
+                bar.set_message(format!("{} {} 2^{size}", info.kind, op_name(op)));
+                results.extend(measure(backend, info, op, size, &args, &mut inputs)?);
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+
+    print_table(&results);
+    if let Some(path) = &args.json {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io_err(format!("opening {}", path.display())))?;
+        for m in &results {
+            let line = serde_json::to_string(m).map_err(|e| CliError::Usage(e.to_string()))?;
+            writeln!(f, "{line}").map_err(io_err(format!("writing {}", path.display())))?;
+        }
+        println!("wrote {} measurements to {}", results.len(), path.display());
+    }
+    if let Some(path) = &args.plot {
+        plot::write_svg(path, &results)?;
+        println!("wrote plot to {}", path.display());
+    }
+    Ok(())
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::MsmG1 => "msm-g1",
+        Op::MsmG2 => "msm-g2",
+        Op::Ntt => "ntt",
+        Op::Prove => "prove",
+    }
+}
+
+/// The backends asked for (or every available one). One asked for by name that is not
+/// available is said plainly and left out; none at all is an error.
+fn open_backends(names: Option<&[String]>) -> Result<Vec<(AnyBackend, BackendInfo)>, CliError> {
+    let kinds: Vec<BackendKind> = match names {
+        Some(names) => names.iter().map(|n| crate::parse_backend(n).map_err(CliError::Usage)).collect::<Result<_, _>>()?,
+        None => BackendKind::PREFERENCE.to_vec(),
+    };
+    let mut open = Vec::new();
+    for kind in kinds {
+        match backend::open(kind) {
+            Ok(b) => {
+                let info = b.info();
+                open.push((b, info));
+            }
+            Err(e) if names.is_some() => eprintln!("skipping {kind}: {e}"),
+            Err(_) => {}
+        }
+    }
+    if open.is_empty() {
+        return Err(CliError::Usage("none of the requested backends is available".into()));
+    }
+    Ok(open)
+}
+
+/// Random inputs shared by every backend at one size, so they all do the same work.
+#[derive(Default)]
+struct Inputs {
+    g1: Option<(u32, Vec<G1Affine>)>,
+    g2: Option<(u32, Vec<G2Affine>)>,
+}
+
+impl Inputs {
+    fn g1(&mut self, size: u32) -> &[G1Affine] {
+        if self.g1.as_ref().map(|(s, _)| *s) != Some(size) {
+            self.g1 = Some((size, random_points::<G1Projective>(1usize << size)));
+        }
+        self.g1.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
+    }
+    fn g2(&mut self, size: u32) -> &[G2Affine] {
+        if self.g2.as_ref().map(|(s, _)| *s) != Some(size) {
+            self.g2 = Some((size, random_points::<G2Projective>(1usize << size)));
+        }
+        self.g2.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
+    }
+}
+
+/// n distinct points P + i·Q for random P, Q: an addition each instead of a scalar
+/// multiplication each, so 2^20 bases take a second, not minutes. MSM cost does not depend
+/// on how the bases relate.
+fn random_points<P: CurveGroup + PrimeGroup>(n: usize) -> Vec<P::Affine> {
+    let mut rng = ChaCha20Rng::from_entropy();
+    let p = P::generator() * P::ScalarField::rand(&mut rng);
+    let q = P::generator() * P::ScalarField::rand(&mut rng);
+    let chunk = 4096;
+    let projective: Vec<P> = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let start = c * chunk;
+            let mut acc = p + q * P::ScalarField::from(start as u64);
+            (start..(start + chunk).min(n)).map(move |_| {
+                let out = acc;
+                acc += q;
+                out
+            })
+        })
+        .collect();
+    P::normalize_batch(&projective)
+}
+
+fn random_scalars(n: usize) -> Vec<Fr> {
+    let mut rng = ChaCha20Rng::from_entropy();
+    (0..n).map(|_| Fr::rand(&mut rng)).collect()
+}
+
+fn measure(
+    backend: &AnyBackend,
+    info: &BackendInfo,
+    op: Op,
+    size: u32,
+    args: &BenchArgs,
+    inputs: &mut Inputs,
+) -> Result<Vec<Measurement>, CliError> {
+    let n = 1usize << size;
+    let total = args.warmup + args.runs;
+    let mut times = Vec::with_capacity(total);
+    let mut device_times = Vec::new();
+    match op {
+        Op::MsmG1 => {
+            let bases = backend.upload_g1_bases(inputs.g1(size))?;
+            for _ in 0..total {
+                let scalars = backend.upload_scalars(&random_scalars(n))?;
+                let t = Instant::now();
+                std::hint::black_box(backend.msm_g1(&bases, Scalars::Device(&scalars, 0..n))?);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        Op::MsmG2 => {
+            let bases = backend.upload_g2_bases(inputs.g2(size))?;
+            for _ in 0..total {
+                let scalars = backend.upload_scalars(&random_scalars(n))?;
+                let t = Instant::now();
+                std::hint::black_box(backend.msm_g2(&bases, Scalars::Device(&scalars, 0..n))?);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        Op::Ntt => {
+            for _ in 0..total {
+                let mut buf = backend.upload_scalars(&random_scalars(n))?;
+                let t = Instant::now();
+                backend.ntt(&mut buf, NttKind::Forward)?;
+                backend.synchronize()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        Op::Prove => {
+            let (pk, _) = keys::cached_or_generate(CircuitKind::Synthetic, size)?;
+            let prover = Prover::new(backend);
+            let key = prover.prepare(&pk)?;
+            drop(pk);
+            let mut rng = ChaCha20Rng::from_entropy();
+            for run in 0..total {
+                let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, run as u64 + 1)?;
+                let tl = Timeline::new();
+                let t = Instant::now();
+                prover.prove(&key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), &tl)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                let report = Report::from_events(&tl.events());
+                let device_ns = report.spans.iter().filter(|s| s.layer == Layer::Prover && s.name == "device").map(|s| s.dur_ns()).sum::<u64>();
+                device_times.push(device_ns as f64 / 1e6);
+            }
+        }
+    }
+    backend.drain_device_spans(); // the bench keeps no timeline; don't let spans pile up
+    let mut out = vec![measurement(info, op_name(op), size, &times[args.warmup..])];
+    if !device_times.is_empty() {
+        out.push(measurement(info, "prove-device", size, &device_times[args.warmup..]));
+    }
+    Ok(out)
+}
+
+fn measurement(info: &BackendInfo, op: &str, size: u32, times: &[f64]) -> Measurement {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 };
+    Measurement {
+        backend: info.kind.name().to_string(),
+        device: info.device.clone(),
+        driver: info.driver.clone(),
+        op: op.to_string(),
+        size,
+        median_ms: median,
+        min_ms: sorted.first().copied().unwrap_or(0.0),
+        max_ms: sorted.last().copied().unwrap_or(0.0),
+        runs: sorted.len(),
+        commit: stamp::COMMIT.to_string(),
+        date: stamp::today_utc(),
+    }
+}
+
+/// One row per (op, size), one column per backend; where the CPU ran too, each GPU
+/// backend's speed-up over it.
+fn print_table(results: &[Measurement]) {
+    let mut backends: Vec<&str> = results.iter().map(|m| m.backend.as_str()).collect();
+    backends.dedup();
+    backends.sort();
+    backends.dedup();
+    let mut rows: Vec<(&str, u32)> = results.iter().map(|m| (m.op.as_str(), m.size)).collect();
+    rows.sort();
+    rows.dedup();
+    print!("{:<14}{:>5}", "op", "size");
+    for b in &backends {
+        print!("{:>14}", format!("{b} ms"));
+    }
+    let has_cpu = backends.contains(&"cpu");
+    if has_cpu {
+        for b in backends.iter().filter(|b| **b != "cpu") {
+            print!("{:>14}", format!("{b}/cpu"));
+        }
+    }
+    println!();
+    for (op, size) in rows {
+        let get = |b: &str| results.iter().find(|m| m.op == op && m.size == size && m.backend == b).map(|m| m.median_ms);
+        print!("{op:<14}{size:>5}");
+        for b in &backends {
+            match get(b) {
+                Some(ms) => print!("{ms:>14.3}"),
+                None => print!("{:>14}", "-"),
+            }
+        }
+        if has_cpu {
+            for b in backends.iter().filter(|b| **b != "cpu") {
+                match (get("cpu"), get(b)) {
+                    (Some(cpu), Some(ms)) if ms > 0.0 => print!("{:>13.1}x", cpu / ms),
+                    _ => print!("{:>14}", "-"),
+                }
+            }
+        }
+        println!();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_sizes("10..16").unwrap(), 10..=16);
+        assert_eq!(parse_sizes("10..=12").unwrap(), 10..=12);
+        assert_eq!(parse_sizes("14").unwrap(), 14..=14);
+        assert!(parse_sizes("16..10").is_err());
+        assert!(parse_sizes("a..b").is_err());
+        assert!(parse_sizes("1..40").is_err());
+    }
+
+    #[test]
+    fn random_points_are_distinct_and_valid() {
+        let pts = random_points::<G1Projective>(5000);
+        assert_eq!(pts.len(), 5000);
+        assert!(pts.iter().all(|p| p.is_on_curve() && p.is_in_correct_subgroup_assuming_on_curve()));
+        let mut xs: Vec<_> = pts.iter().map(|p| p.x).collect();
+        xs.sort();
+        xs.dedup();
+        assert_eq!(xs.len(), 5000);
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        let info = backend::open(BackendKind::Cpu).unwrap().info();
+        assert_eq!(measurement(&info, "ntt", 3, &[3.0, 1.0, 2.0]).median_ms, 2.0);
+        assert_eq!(measurement(&info, "ntt", 3, &[4.0, 1.0, 2.0, 3.0]).median_ms, 2.5);
+    }
+}
