@@ -91,7 +91,9 @@ pub struct Measurement {
 pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
     let bad = || CliError::Usage(format!("--sizes '{s}': expected A..B or A (log2 sizes, A ≤ B)"));
     let (a, b) = match s.split_once("..") {
-        Some((a, b)) => (a.trim().parse().map_err(|_| bad())?, b.trim_start_matches('=').trim().parse().map_err(|_| bad())?),
+        Some((a, b)) => {
+            (a.trim().parse().map_err(|_| bad())?, b.trim_start_matches('=').trim().parse().map_err(|_| bad())?)
+        }
         None => {
             let a = s.trim().parse().map_err(|_| bad())?;
             (a, a)
@@ -130,7 +132,11 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 
     print_table(&results);
     if let Some(path) = &args.json {
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io_err(format!("opening {}", path.display())))?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io_err(format!("opening {}", path.display())))?;
         for m in &results {
             let line = serde_json::to_string(m).map_err(|e| CliError::Usage(e.to_string()))?;
             writeln!(f, "{line}").map_err(io_err(format!("writing {}", path.display())))?;
@@ -157,7 +163,9 @@ fn op_name(op: Op) -> &'static str {
 /// available is said plainly and left out; none at all is an error.
 fn open_backends(names: Option<&[String]>) -> Result<Vec<(AnyBackend, BackendInfo)>, CliError> {
     let kinds: Vec<BackendKind> = match names {
-        Some(names) => names.iter().map(|n| crate::parse_backend(n).map_err(CliError::Usage)).collect::<Result<_, _>>()?,
+        Some(names) => {
+            names.iter().map(|n| crate::parse_backend(n).map_err(CliError::Usage)).collect::<Result<_, _>>()?
+        }
         None => BackendKind::PREFERENCE.to_vec(),
     };
     let mut open = Vec::new();
@@ -245,7 +253,7 @@ fn measure(
             for _ in 0..total {
                 let scalars = backend.upload_scalars(&random_scalars(n))?;
                 let t = Instant::now();
-                std::hint::black_box(backend.msm_g1(&bases, Scalars::Device(&scalars, 0..n))?);
+                let _ = std::hint::black_box(backend.msm_g1(&bases, Scalars::Device(&scalars, 0..n))?);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
@@ -254,7 +262,7 @@ fn measure(
             for _ in 0..total {
                 let scalars = backend.upload_scalars(&random_scalars(n))?;
                 let t = Instant::now();
-                std::hint::black_box(backend.msm_g2(&bases, Scalars::Device(&scalars, 0..n))?);
+                let _ = std::hint::black_box(backend.msm_g2(&bases, Scalars::Device(&scalars, 0..n))?);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
@@ -280,7 +288,12 @@ fn measure(
                 prover.prove(&key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), &tl)?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 let report = Report::from_events(&tl.events());
-                let device_ns = report.spans.iter().filter(|s| s.layer == Layer::Prover && s.name == "device").map(|s| s.dur_ns()).sum::<u64>();
+                let device_ns = report
+                    .spans
+                    .iter()
+                    .filter(|s| s.layer == Layer::Prover && s.name == "device")
+                    .map(|s| s.dur_ns())
+                    .sum::<u64>();
                 device_times.push(device_ns as f64 / 1e6);
             }
         }
@@ -335,7 +348,8 @@ fn print_table(results: &[Measurement]) {
     }
     println!();
     for (op, size) in rows {
-        let get = |b: &str| results.iter().find(|m| m.op == op && m.size == size && m.backend == b).map(|m| m.median_ms);
+        let get =
+            |b: &str| results.iter().find(|m| m.op == op && m.size == size && m.backend == b).map(|m| m.median_ms);
         print!("{op:<14}{size:>5}");
         for b in &backends {
             match get(b) {

@@ -59,7 +59,13 @@ pub fn cached_or_generate(circuit: CircuitKind, size: u32) -> Result<(ProvingKey
     Ok((pk, path))
 }
 
-pub fn setup_command(circuit: CircuitKind, size: u32, out: Option<PathBuf>, compress: bool, seed: u64) -> Result<(), CliError> {
+pub fn setup_command(
+    circuit: CircuitKind,
+    size: u32,
+    out: Option<PathBuf>,
+    compress: bool,
+    seed: u64,
+) -> Result<(), CliError> {
     let started = std::time::Instant::now();
     let pk = generate(circuit, size, seed)?;
     let cache = cached_key_path(circuit, size);
@@ -70,7 +76,11 @@ pub fn setup_command(circuit: CircuitKind, size: u32, out: Option<PathBuf>, comp
     if let Some(out) = &out {
         write_proving_key(&pk, out, compress)?;
     }
-    let written: Vec<String> = [(seed == 0).then(|| cache.clone()), out].into_iter().flatten().map(|p: PathBuf| p.display().to_string()).collect();
+    let written: Vec<String> = [(seed == 0).then(|| cache.clone()), out]
+        .into_iter()
+        .flatten()
+        .map(|p: PathBuf| p.display().to_string())
+        .collect();
     println!(
         "setup {circuit} 2^{size}: {} variables, {} public inputs, domain 2^{}, {:.1} s; written to {}",
         pk.a_query.len(),

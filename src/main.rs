@@ -99,7 +99,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Devices => devices(),
-        Command::Setup { circuit, size, out, compress, seed } => keys::setup_command(circuit, size, out, compress, seed),
+        Command::Setup { circuit, size, out, compress, seed } => {
+            keys::setup_command(circuit, size, out, compress, seed)
+        }
         Command::Prove(args) => prove::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Timeline { command: TimelineCommand::Report { file } } => timeline_report(&file),
@@ -118,7 +120,10 @@ fn devices() -> Result<(), CliError> {
         let mark = if probe.preferred { "*" } else { " " };
         match &probe.status {
             Ok(info) => {
-                let memory = info.memory_bytes.map(|b| format!(", {:.1} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default();
+                let memory = info
+                    .memory_bytes
+                    .map(|b| format!(", {:.1} GiB", b as f64 / (1u64 << 30) as f64))
+                    .unwrap_or_default();
                 println!(
                     "{mark} {:<5} available: {} [{}{memory}; NTT up to 2^{}; {}]",
                     probe.kind.name(),

@@ -18,7 +18,8 @@ pub fn write_svg(path: &Path, results: &[Measurement]) -> Result<(), CliError> {
         series.entry((m.backend.clone(), m.op.clone())).or_default().push((m.size, m.median_ms.max(1e-3)));
     }
     let (min_size, max_size) = results.iter().fold((u32::MAX, 0), |(lo, hi), m| (lo.min(m.size), hi.max(m.size)));
-    let (min_ms, max_ms) = results.iter().fold((f64::MAX, 0.0f64), |(lo, hi), m| (lo.min(m.median_ms.max(1e-3)), hi.max(m.median_ms)));
+    let (min_ms, max_ms) =
+        results.iter().fold((f64::MAX, 0.0f64), |(lo, hi), m| (lo.min(m.median_ms.max(1e-3)), hi.max(m.median_ms)));
 
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;

@@ -18,7 +18,7 @@ use crate::{io_err, keys, parse_backend, parse_circuit, progress, CliError};
 
 /// Small enough that a fresh machine (setup included) proves it in seconds on 2 cores.
 pub const DEFAULT_CIRCUIT: &str = "sha256";
-pub const DEFAULT_SIZE: u32 = 15;
+pub const DEFAULT_SIZE: u32 = 16;
 
 #[derive(clap::Args)]
 pub struct ProveArgs {
@@ -106,18 +106,23 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
 
     let events = tl.events();
     if let Some(path) = &args.timeline {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?);
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?,
+        );
         timeline::text::write_text(&events, &mut f).map_err(io_err(format!("writing {}", path.display())))?;
     }
     if let Some(path) = &args.trace {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?);
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?,
+        );
         timeline::chrome::write_chrome(&events, &mut f)?;
     }
     let report = Report::from_events(&events);
     let verified = !args.no_verify && failed == 0;
 
     if args.json {
-        let steps: BTreeMap<String, f64> = step_totals(&report).into_iter().map(|(k, ns)| (k, ns as f64 / 1e6)).collect();
+        let steps: BTreeMap<String, f64> =
+            step_totals(&report).into_iter().map(|(k, ns)| (k, ns as f64 / 1e6)).collect();
         let out = json!({
             "backend": info.kind.name(),
             "device": info.device,

@@ -37,7 +37,8 @@ impl Default for CpuBackend {
 impl CpuBackend {
     pub fn new() -> Self {
         let threads = rayon::current_num_threads();
-        let device = format!("{} ({} threads)", cpu_model().unwrap_or_else(|| std::env::consts::ARCH.to_string()), threads);
+        let device =
+            format!("{} ({} threads)", cpu_model().unwrap_or_else(|| std::env::consts::ARCH.to_string()), threads);
         CpuBackend { id: BackendId::fresh(), device, spans: Mutex::new(Vec::new()) }
     }
 
@@ -47,7 +48,14 @@ impl CpuBackend {
         let start_ns = now_ns();
         let out = work();
         let end_ns = now_ns();
-        let span = DeviceSpan { name: name.to_string(), parent, start_ns, end_ns, error_bound_ns: 0, device: "cpu".to_string() };
+        let span = DeviceSpan {
+            name: name.to_string(),
+            parent,
+            start_ns,
+            end_ns,
+            error_bound_ns: 0,
+            device: "cpu".to_string(),
+        };
         // A poisoned lock only means another thread panicked mid-push; the spans are still usable.
         self.spans.lock().unwrap_or_else(|p| p.into_inner()).push(span);
         out
@@ -167,7 +175,13 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> Result<(), BackendError> {
+    fn quotient(
+        &self,
+        a: &mut ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        z_inv: Fr,
+    ) -> Result<(), BackendError> {
         if a.len() != c.len() {
             return Err(BackendError::LengthMismatch { op: "quotient", expected: a.len(), got: c.len() });
         }
@@ -308,7 +322,8 @@ mod tests {
         let k = Fr::rand(&mut rng);
         let want: Vec<Fr> = (0..n).map(|i| (a[i] * b[i] - c[i]) * k).collect();
 
-        let (mut da, db, dc) = (cpu.upload_scalars(&a).unwrap(), cpu.upload_scalars(&b).unwrap(), cpu.upload_scalars(&c).unwrap());
+        let (mut da, db, dc) =
+            (cpu.upload_scalars(&a).unwrap(), cpu.upload_scalars(&b).unwrap(), cpu.upload_scalars(&c).unwrap());
         cpu.quotient(&mut da, &db, &dc, k).unwrap();
         assert_eq!(cpu.download_scalars(&da).unwrap(), want);
 
@@ -334,7 +349,8 @@ mod tests {
         let cpu = CpuBackend::new();
         let minus_one = -Fr::from(1u64); // r − 1, the largest scalar
         for n in [1usize, 2, 3, 100, 257] {
-            let mut bases: Vec<G1Affine> = (0..n).map(|_| (G1Affine::generator() * Fr::rand(&mut rng)).into()).collect();
+            let mut bases: Vec<G1Affine> =
+                (0..n).map(|_| (G1Affine::generator() * Fr::rand(&mut rng)).into()).collect();
             let mut g2: Vec<G2Affine> = (0..n).map(|_| (G2Affine::generator() * Fr::rand(&mut rng)).into()).collect();
             let mut scalars = random_scalars(n, &mut rng);
             // Edge cases woven in: zero and one scalars, r − 1, the identity and a repeated point.

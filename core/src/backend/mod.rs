@@ -201,11 +201,15 @@ impl<T: Element> DeviceBuffer<T> {
     /// For backends: their storage, if this buffer is theirs and of storage type `S`.
     pub fn storage<S: 'static>(&self, me: BackendId) -> Result<&S, BackendError> {
         self.check_owner(me)?;
-        self.storage.downcast_ref::<S>().ok_or_else(|| BackendError::Device(format!("buffer of {} has unexpected storage", T::NAME)))
+        self.storage
+            .downcast_ref::<S>()
+            .ok_or_else(|| BackendError::Device(format!("buffer of {} has unexpected storage", T::NAME)))
     }
     pub fn storage_mut<S: 'static>(&mut self, me: BackendId) -> Result<&mut S, BackendError> {
         self.check_owner(me)?;
-        self.storage.downcast_mut::<S>().ok_or_else(|| BackendError::Device(format!("buffer of {} has unexpected storage", T::NAME)))
+        self.storage
+            .downcast_mut::<S>()
+            .ok_or_else(|| BackendError::Device(format!("buffer of {} has unexpected storage", T::NAME)))
     }
     fn check_owner(&self, me: BackendId) -> Result<(), BackendError> {
         if self.owner == me {
@@ -284,7 +288,13 @@ pub trait Backend: Send + Sync {
     fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError>;
     /// `a[i] = (a[i]·b[i] − c[i])·z_inv`: the quotient step of H, on evaluations over the
     /// coset. One pass where a backend can fuse it; the default composes the three ops above.
-    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> Result<(), BackendError> {
+    fn quotient(
+        &self,
+        a: &mut ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        z_inv: Fr,
+    ) -> Result<(), BackendError> {
         self.mul_assign(a, b)?;
         self.sub_assign(a, c)?;
         self.scale(a, z_inv)

@@ -32,8 +32,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 /// Largest `size` any built-in circuit accepts. BLS12-381's Fr has 2-adicity 32, so the
-/// domain itself could go further; 2^28 rows is already far beyond what fits in host
-/// memory during arkworks synthesis of the hash circuits.
+/// field would allow domains up to 2^32; the cap keeps arkworks synthesis, whose memory
+/// grows linearly with the constraint count, within reach of a large host.
 pub const MAX_SIZE: u32 = 28;
 
 /// The kinds of built-in circuit.
@@ -49,11 +49,7 @@ pub enum CircuitKind {
 
 impl CircuitKind {
     /// Every kind, in a stable order (the order listed in error messages and help texts).
-    pub const ALL: [CircuitKind; 3] = [
-        CircuitKind::Sha256,
-        CircuitKind::Poseidon,
-        CircuitKind::Synthetic,
-    ];
+    pub const ALL: [CircuitKind; 3] = [CircuitKind::Sha256, CircuitKind::Poseidon, CircuitKind::Synthetic];
 
     /// The name used on the command line and in reports.
     pub fn name(&self) -> &'static str {
@@ -85,12 +81,7 @@ impl CircuitKind {
         if (min..=max).contains(&size) {
             Ok(())
         } else {
-            Err(CircuitError::SizeOutOfRange {
-                kind: self.name(),
-                size,
-                min,
-                max,
-            })
+            Err(CircuitError::SizeOutOfRange { kind: self.name(), size, min, max })
         }
     }
 
@@ -130,7 +121,9 @@ pub enum CircuitError {
         name: String,
     },
     /// The size is outside `min..=max` for this kind.
-    #[error("size {size} is out of range for circuit `{kind}`: must be in {min}..={max} (log2 of the constraint count)")]
+    #[error(
+        "size {size} is out of range for circuit `{kind}`: must be in {min}..={max} (log2 of the constraint count)"
+    )]
     SizeOutOfRange {
         /// The circuit's name.
         kind: &'static str,
@@ -174,12 +167,7 @@ impl BuiltinCircuit {
             CircuitKind::Poseidon => poseidon::hashes_for(rows),
             CircuitKind::Synthetic => synthetic::groups_for(rows),
         };
-        Ok(Self {
-            kind,
-            size,
-            seed,
-            units,
-        })
+        Ok(Self { kind, size, seed, units })
     }
 
     /// The circuit's kind.
@@ -216,7 +204,7 @@ impl BuiltinCircuit {
     /// The number of instance variables synthesis produces, *including* the constant one
     /// (arkworks' `num_instance_variables`): `public_inputs().len() + 1`.
     pub fn num_instance_variables(&self) -> usize {
-        NUM_PUBLIC_INPUTS + 1
+        NUM_INSTANCE_VARIABLES
     }
 
     /// The public inputs, computed natively (outside the constraint system), in allocation
@@ -267,9 +255,7 @@ pub(super) mod test_util {
     use super::{BuiltinCircuit, CircuitKind};
     use ark_bls12_381::{Bls12_381, Fr};
     use ark_groth16::Groth16;
-    use ark_relations::gr1cs::{
-        ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, OptimizationGoal,
-    };
+    use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, OptimizationGoal};
     use ark_snark::SNARK;
     use rand::SeedableRng;
 
@@ -296,7 +282,10 @@ pub(super) mod test_util {
         let domain = 1usize << size;
         assert!(rows <= domain, "{kind}: {rows} rows exceed 2^{size}");
         assert!(rows > domain / 2, "{kind}: {rows} rows leave the domain below 2^{size}");
-        assert!(rows + granularity > domain, "{kind}: another unit of {granularity} would still fit in 2^{size} ({rows} rows)");
+        assert!(
+            rows + granularity > domain,
+            "{kind}: another unit of {granularity} would still fit in 2^{size} ({rows} rows)"
+        );
         assert_eq!(cs.num_constraints(), predicted, "{kind}: predicted constraint count");
         assert_eq!(cs.num_instance_variables(), circuit.num_instance_variables());
 
@@ -333,7 +322,10 @@ pub(super) mod test_util {
         for i in 0..inputs.len() {
             let mut tampered = inputs.clone();
             tampered[i] += Fr::from(1u64);
-            assert!(!Groth16::<Bls12_381>::verify(&vk, &tampered, &proof).unwrap(), "{kind}: tampered input {i} accepted");
+            assert!(
+                !Groth16::<Bls12_381>::verify(&vk, &tampered, &proof).unwrap(),
+                "{kind}: tampered input {i} accepted"
+            );
         }
     }
 }
@@ -375,7 +367,9 @@ mod tests {
                     Err(CircuitError::SizeOutOfRange { kind: k, size: s, min: lo, max: hi }) => {
                         assert_eq!((k, s, lo, hi), (kind.name(), size, min, max));
                     }
-                    other => panic!("{kind} at size {size}: expected SizeOutOfRange, got {other:?}"),
+                    other => {
+                        panic!("{kind} at size {size}: expected SizeOutOfRange, got {other:?}")
+                    }
                 }
             }
             // The bounds themselves are accepted, and cheap to construct (no synthesis).

@@ -95,11 +95,7 @@ pub(super) fn public_inputs(blocks: usize, seed: u64) -> [Fr; 2] {
 
 /// Synthesizes SHA-256 of the preimage (`blocks` compressions) and binds the packed digest
 /// to the two public inputs.
-pub(super) fn synthesize(
-    cs: ConstraintSystemRef<Fr>,
-    blocks: usize,
-    seed: u64,
-) -> Result<(), SynthesisError> {
+pub(super) fn synthesize(cs: ConstraintSystemRef<Fr>, blocks: usize, seed: u64) -> Result<(), SynthesisError> {
     let preimage = preimage(blocks, seed);
     let mut hasher = Sha256Gadget::<Fr>::default();
     for chunk in preimage.chunks(BLOCK_BYTES) {

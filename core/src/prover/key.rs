@@ -95,7 +95,9 @@ fn describe(e: SerializationError) -> String {
         SerializationError::InvalidData => {
             "invalid data (a coordinate out of range or a compressed point off the curve)".to_string()
         }
-        SerializationError::UnexpectedFlags => "unexpected point flags (mixed compressed and uncompressed points?)".to_string(),
+        SerializationError::UnexpectedFlags => {
+            "unexpected point flags (mixed compressed and uncompressed points?)".to_string()
+        }
         other => other.to_string(),
     }
 }

@@ -105,7 +105,14 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         result
     }
 
-    fn device_section(&self, key: &PreparedKey, syn: &Synthesized, r: Fr, s: Fr, tl: &Timeline) -> Result<Proof, ProveError> {
+    fn device_section(
+        &self,
+        key: &PreparedKey,
+        syn: &Synthesized,
+        r: Fr,
+        s: Fr,
+        tl: &Timeline,
+    ) -> Result<Proof, ProveError> {
         check_key_matches(key, syn, self.backend)?;
         let backend = self.backend;
 

@@ -46,10 +46,8 @@ impl Synthesized {
 
 /// The domain for `constraints + inputs` rows, or the typed error when Fr has none that large.
 pub fn domain_for(rows: usize) -> Result<Radix2EvaluationDomain<Fr>, ProveError> {
-    Radix2EvaluationDomain::<Fr>::new(rows).ok_or(ProveError::DomainTooLarge {
-        rows,
-        max_log2: <Fr as ark_ff::FftField>::TWO_ADICITY,
-    })
+    Radix2EvaluationDomain::<Fr>::new(rows)
+        .ok_or(ProveError::DomainTooLarge { rows, max_log2: <Fr as ark_ff::FftField>::TWO_ADICITY })
 }
 
 /// Synthesizes `circuit` and reduces it to row evaluations. A witness that does not satisfy

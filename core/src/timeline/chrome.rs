@@ -31,16 +31,8 @@ pub fn write_chrome(events: &[Event], w: &mut impl Write) -> Result<(), Timeline
     let items = collect_items(events);
     let lanes = assign_lanes(&items);
     let mut trace_events = lanes.metadata();
-    trace_events.extend(
-        items
-            .iter()
-            .zip(&lanes.tid_of)
-            .map(|(item, &tid)| item.to_json(tid)),
-    );
-    let trace = TraceOut {
-        trace_events,
-        display_time_unit: "ms",
-    };
+    trace_events.extend(items.iter().zip(&lanes.tid_of).map(|(item, &tid)| item.to_json(tid)));
+    let trace = TraceOut { trace_events, display_time_unit: "ms" };
     serde_json::to_writer(&mut *w, &trace)?;
     w.flush()?;
     Ok(())
@@ -94,17 +86,9 @@ fn collect_items(events: &[Event]) -> Vec<Item<'_>> {
         .filter_map(|event| match event.kind {
             EventKind::Begin => {
                 let end = ends.get(&event.span).copied();
-                Some(Item {
-                    event,
-                    end_ns: Some(end.unwrap_or(last_ns).max(event.ts_ns)),
-                    unclosed: end.is_none(),
-                })
+                Some(Item { event, end_ns: Some(end.unwrap_or(last_ns).max(event.ts_ns)), unclosed: end.is_none() })
             }
-            EventKind::Instant => Some(Item {
-                event,
-                end_ns: None,
-                unclosed: false,
-            }),
+            EventKind::Instant => Some(Item { event, end_ns: None, unclosed: false }),
             EventKind::End => None,
         })
         .collect()
@@ -161,13 +145,8 @@ enum LaneKey {
 impl LaneKey {
     fn of(e: &Event) -> LaneKey {
         match (e.layer, parse_device_detail(&e.detail)) {
-            (Layer::Device, Some((device, _))) => LaneKey::Device {
-                device: device.to_string(),
-            },
-            _ => LaneKey::Host {
-                partition: e.partition,
-                layer: e.layer,
-            },
+            (Layer::Device, Some((device, _))) => LaneKey::Device { device: device.to_string() },
+            _ => LaneKey::Host { partition: e.partition, layer: e.layer },
         }
     }
 
@@ -216,10 +195,7 @@ impl Lanes {
     fn sub_lane(&mut self, pid: u64, key: &LaneKey, sub: usize) -> &mut SubLane {
         let subs = self.by_key.entry((pid, key.clone())).or_default();
         while subs.len() <= sub {
-            subs.push(SubLane {
-                tid: self.next_tid,
-                open_ends: Vec::new(),
-            });
+            subs.push(SubLane { tid: self.next_tid, open_ends: Vec::new() });
             self.next_tid += 1;
         }
         &mut subs[sub]
@@ -231,28 +207,13 @@ impl Lanes {
         let mut last_pid = None;
         for (sort_index, ((pid, key), subs)) in self.by_key.iter().enumerate() {
             if last_pid != Some(*pid) {
-                out.push(meta(
-                    "process_name",
-                    *pid,
-                    0,
-                    json!({ "name": format!("job {pid}") }),
-                ));
+                out.push(meta("process_name", *pid, 0, json!({ "name": format!("job {pid}") })));
                 last_pid = Some(*pid);
             }
             for (sub, lane) in subs.iter().enumerate() {
-                out.push(meta(
-                    "thread_name",
-                    *pid,
-                    lane.tid,
-                    json!({ "name": key.name(sub) }),
-                ));
+                out.push(meta("thread_name", *pid, lane.tid, json!({ "name": key.name(sub) })));
                 let index = sort_index * 1_000 + sub;
-                out.push(meta(
-                    "thread_sort_index",
-                    *pid,
-                    lane.tid,
-                    json!({ "sort_index": index }),
-                ));
+                out.push(meta("thread_sort_index", *pid, lane.tid, json!({ "sort_index": index })));
             }
         }
         out
@@ -267,16 +228,9 @@ fn meta(name: &str, pid: u64, tid: u64, args: Value) -> Value {
 /// Gives every item a lane: spans by start (outermost first on ties) into the first
 /// sub-lane where they nest, instants onto their key's first sub-lane.
 fn assign_lanes(items: &[Item<'_>]) -> Lanes {
-    let mut lanes = Lanes {
-        by_key: BTreeMap::new(),
-        tid_of: vec![0; items.len()],
-        next_tid: 1,
-    };
-    let mut spans: Vec<(usize, u64, u64)> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| item.end_ns.map(|end| (i, item.event.ts_ns, end)))
-        .collect();
+    let mut lanes = Lanes { by_key: BTreeMap::new(), tid_of: vec![0; items.len()], next_tid: 1 };
+    let mut spans: Vec<(usize, u64, u64)> =
+        items.iter().enumerate().filter_map(|(i, item)| item.end_ns.map(|end| (i, item.event.ts_ns, end))).collect();
     spans.sort_by_key(|&(i, start, end)| (start, std::cmp::Reverse(end), i));
     for (i, start, end) in spans {
         let e = items[i].event;
@@ -292,14 +246,8 @@ fn assign_lanes(items: &[Item<'_>]) -> Lanes {
             sub += 1;
         }
     }
-    for (i, item) in items
-        .iter()
-        .enumerate()
-        .filter(|(_, item)| item.end_ns.is_none())
-    {
-        lanes.tid_of[i] = lanes
-            .sub_lane(item.event.job, &LaneKey::of(item.event), 0)
-            .tid;
+    for (i, item) in items.iter().enumerate().filter(|(_, item)| item.end_ns.is_none()) {
+        lanes.tid_of[i] = lanes.sub_lane(item.event.job, &LaneKey::of(item.event), 0).tid;
     }
     lanes
 }
@@ -366,12 +314,8 @@ fn ns(us: f64, what: &str) -> Result<u64, String> {
 fn base_event(raw: RawEvent, kind: EventKind) -> Result<(Event, bool), String> {
     let ts_ns = ns(raw.ts.ok_or("missing ts")?, "ts")?;
     let job = raw.pid.ok_or("missing pid")?;
-    let args: RawArgs =
-        serde_json::from_value(raw.args).map_err(|e| format!("args are not timeline args: {e}"))?;
-    let layer = args
-        .layer
-        .parse()
-        .map_err(|e: TimelineError| e.to_string())?;
+    let args: RawArgs = serde_json::from_value(raw.args).map_err(|e| format!("args are not timeline args: {e}"))?;
+    let layer = args.layer.parse().map_err(|e: TimelineError| e.to_string())?;
     let event = Event {
         ts_ns,
         kind,
@@ -389,40 +333,22 @@ fn base_event(raw: RawEvent, kind: EventKind) -> Result<(Event, bool), String> {
 fn span_events(raw: RawEvent, index: usize) -> Result<Vec<Keyed>, String> {
     let dur_ns = ns(raw.dur.ok_or("missing dur")?, "dur")?;
     let (begin, unclosed) = base_event(raw, EventKind::Begin)?;
-    let end_ns = begin
-        .ts_ns
-        .checked_add(dur_ns)
-        .ok_or("ts + dur overflows")?;
+    let end_ns = begin.ts_ns.checked_add(dur_ns).ok_or("ts + dur overflows")?;
     let order = index as u64;
     let mut out = Vec::with_capacity(2);
     if !unclosed {
-        let end = Event {
-            ts_ns: end_ns,
-            kind: EventKind::End,
-            detail: String::new(),
-            ..begin.clone()
-        };
+        let end = Event { ts_ns: end_ns, kind: EventKind::End, detail: String::new(), ..begin.clone() };
         // Ends at one time: the latest-written (innermost) span closes first.
-        let key = if dur_ns == 0 {
-            (end_ns, RANK_EMPTY_END, order)
-        } else {
-            (end_ns, RANK_END, u64::MAX - order)
-        };
+        let key = if dur_ns == 0 { (end_ns, RANK_EMPTY_END, order) } else { (end_ns, RANK_END, u64::MAX - order) };
         out.push(Keyed { key, event: end });
     }
-    out.push(Keyed {
-        key: (begin.ts_ns, RANK_BEGIN, order),
-        event: begin,
-    });
+    out.push(Keyed { key: (begin.ts_ns, RANK_BEGIN, order), event: begin });
     Ok(out)
 }
 
 fn instant_event(raw: RawEvent, index: usize) -> Result<Keyed, String> {
     let (event, _) = base_event(raw, EventKind::Instant)?;
-    Ok(Keyed {
-        key: (event.ts_ns, RANK_INSTANT, index as u64),
-        event,
-    })
+    Ok(Keyed { key: (event.ts_ns, RANK_INSTANT, index as u64), event })
 }
 
 #[cfg(test)]
@@ -440,10 +366,7 @@ mod tests {
     fn trace_events(json: &[u8]) -> Vec<Value> {
         let v: Value = serde_json::from_slice(json).expect("the writer emits JSON");
         assert_eq!(v["displayTimeUnit"], "ms");
-        v["traceEvents"]
-            .as_array()
-            .expect("traceEvents is an array")
-            .clone()
+        v["traceEvents"].as_array().expect("traceEvents is an array").clone()
     }
 
     fn with_device(mut span: [Event; 2], device: &str) -> [Event; 2] {
@@ -454,8 +377,7 @@ mod tests {
     /// A nested host trace with two overlapping kernels on one device, odd nanoseconds,
     /// labels and an instant.
     fn sample() -> Vec<Event> {
-        let mut synth =
-            test_support::span(2, Some(1), Layer::Engine, "SYNTH", MS + 1, 20 * MS + 999);
+        let mut synth = test_support::span(2, Some(1), Layer::Engine, "SYNTH", MS + 1, 20 * MS + 999);
         for e in &mut synth {
             e.job = 3;
             e.partition = 2;
@@ -476,14 +398,8 @@ mod tests {
             test_support::span(1, None, Layer::Prover, "prove", 0, 100 * MS),
             synth,
             test_support::span(3, Some(1), Layer::Backend, "GPU_BUSY", 25 * MS, 90 * MS),
-            with_device(
-                test_support::span(4, Some(3), Layer::Device, "ntt", 30 * MS, 60 * MS + 333),
-                "cuda:0",
-            ),
-            with_device(
-                test_support::span(5, Some(3), Layer::Device, "msm", 50 * MS, 80 * MS),
-                "cuda:0",
-            ),
+            with_device(test_support::span(4, Some(3), Layer::Device, "ntt", 30 * MS, 60 * MS + 333), "cuda:0"),
+            with_device(test_support::span(5, Some(3), Layer::Device, "msm", 50 * MS, 80 * MS), "cuda:0"),
         ]);
         events.push(instant);
         test_support::sorted(events)
@@ -510,10 +426,7 @@ mod tests {
         assert_eq!(synth["args"]["layer"], "engine");
         assert_eq!(synth["args"]["detail"], "rows=1,024 \"quoted\"");
         let instant = all.iter().find(|e| e["ph"] == "i").expect("instant");
-        assert_eq!(
-            (instant["s"].as_str(), instant["name"].as_str()),
-            (Some("t"), Some("CHAN_SEND"))
-        );
+        assert_eq!((instant["s"].as_str(), instant["name"].as_str()), (Some("t"), Some("CHAN_SEND")));
         assert!(all.iter().all(|e| e["args"].get("unclosed").is_none()));
     }
 
@@ -522,48 +435,19 @@ mod tests {
         let all = trace_events(&write(&sample()));
         let lane_name = |tid: &Value, pid: &Value| {
             all.iter()
-                .find(|e| {
-                    e["ph"] == "M"
-                        && e["name"] == "thread_name"
-                        && &e["tid"] == tid
-                        && &e["pid"] == pid
-                })
+                .find(|e| e["ph"] == "M" && e["name"] == "thread_name" && &e["tid"] == tid && &e["pid"] == pid)
                 .and_then(|e| e["args"]["name"].as_str())
                 .map(str::to_string)
         };
-        let span = |name: &str| {
-            all.iter()
-                .find(|e| e["name"] == name)
-                .expect("span present")
-        };
+        let span = |name: &str| all.iter().find(|e| e["name"] == name).expect("span present");
         let (ntt, msm) = (span("ntt"), span("msm"));
-        assert_ne!(
-            ntt["tid"], msm["tid"],
-            "partially overlapping kernels need two lanes"
-        );
-        assert_eq!(
-            lane_name(&ntt["tid"], &ntt["pid"]).as_deref(),
-            Some("device cuda:0")
-        );
-        assert_eq!(
-            lane_name(&msm["tid"], &msm["pid"]).as_deref(),
-            Some("device cuda:0 #2")
-        );
-        assert_eq!(
-            lane_name(&span("prove")["tid"], &json!(0)).as_deref(),
-            Some("prover p0")
-        );
-        assert_eq!(
-            lane_name(&span("SYNTH")["tid"], &json!(3)).as_deref(),
-            Some("engine p2")
-        );
-        assert_eq!(
-            lane_name(&span("CHAN_SEND")["tid"], &json!(0)).as_deref(),
-            Some("engine p0")
-        );
-        assert!(all.iter().any(|e| e["ph"] == "M"
-            && e["name"] == "process_name"
-            && e["args"]["name"] == "job 3"));
+        assert_ne!(ntt["tid"], msm["tid"], "partially overlapping kernels need two lanes");
+        assert_eq!(lane_name(&ntt["tid"], &ntt["pid"]).as_deref(), Some("device cuda:0"));
+        assert_eq!(lane_name(&msm["tid"], &msm["pid"]).as_deref(), Some("device cuda:0 #2"));
+        assert_eq!(lane_name(&span("prove")["tid"], &json!(0)).as_deref(), Some("prover p0"));
+        assert_eq!(lane_name(&span("SYNTH")["tid"], &json!(3)).as_deref(), Some("engine p2"));
+        assert_eq!(lane_name(&span("CHAN_SEND")["tid"], &json!(0)).as_deref(), Some("engine p0"));
+        assert!(all.iter().any(|e| e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "job 3"));
     }
 
     #[test]
@@ -631,16 +515,12 @@ mod tests {
 
     #[test]
     fn unclosed_span_is_drawn_to_the_last_event_and_read_back_open() -> Result<(), TimelineError> {
-        let [root_begin, root_end] =
-            test_support::span(1, None, Layer::Prover, "prove", 0, 50 * MS);
+        let [root_begin, root_end] = test_support::span(1, None, Layer::Prover, "prove", 0, 50 * MS);
         let [open_begin, _] = test_support::span(2, Some(1), Layer::Backend, "stuck", 10 * MS, 0);
         let events = vec![root_begin, open_begin, root_end];
         let json = write(&events);
         let all = trace_events(&json);
-        let stuck = all
-            .iter()
-            .find(|e| e["name"] == "stuck")
-            .expect("stuck drawn");
+        let stuck = all.iter().find(|e| e["name"] == "stuck").expect("stuck drawn");
         assert_eq!(stuck["args"]["unclosed"], true);
         assert_eq!(stuck["dur"].as_f64(), Some(40_000.0));
         let back = read_chrome(json.as_slice())?;
@@ -668,10 +548,7 @@ mod tests {
             "{\"traceEvents\": [{\"ph\": 5}]}",
         ];
         for bad in json_errors {
-            assert!(
-                matches!(read_chrome(bad.as_bytes()), Err(TimelineError::Json(_))),
-                "{bad:?}"
-            );
+            assert!(matches!(read_chrome(bad.as_bytes()), Err(TimelineError::Json(_))), "{bad:?}");
         }
         let event_errors = [
             r#"{"ph":"X","ts":1,"dur":1,"pid":0,"tid":1}"#,
@@ -686,9 +563,7 @@ mod tests {
             r#"{"ph":"X","ts":18446744073709550,"dur":18446744073709550,"pid":0,"tid":1,"args":{"id":1,"layer":"prover"}}"#,
         ];
         for bad in event_errors {
-            let input = format!(
-                r#"{{"traceEvents":[{{"ph":"M","name":"thread_name","pid":0,"tid":1}},{bad}]}}"#
-            );
+            let input = format!(r#"{{"traceEvents":[{{"ph":"M","name":"thread_name","pid":0,"tid":1}},{bad}]}}"#);
             match read_chrome(input.as_bytes()) {
                 Err(TimelineError::TraceEvent { index: 1, msg }) => assert!(!msg.is_empty()),
                 other => panic!("{bad} gave {other:?}"),

@@ -51,9 +51,7 @@ pub fn now_ns() -> u64 {
 // ---------------------------------------------------------------------------------------
 
 /// Which layer of the stack emitted an event. Ordered from the outside in.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
     /// The pipeline engine: synthesis workers, channels, device workers, finalizer.
@@ -174,11 +172,7 @@ impl ClockCalibration {
     /// For devices that already stamp with [`now_ns`] (e.g. the CPU backend): no offset,
     /// no error.
     pub fn identity() -> Self {
-        ClockCalibration {
-            host_ns: 0,
-            device_ns: 0,
-            error_bound_ns: 0,
-        }
+        ClockCalibration { host_ns: 0, device_ns: 0, error_bound_ns: 0 }
     }
 
     /// Builds a calibration from the host reads taken just before and just after the
@@ -190,11 +184,7 @@ impl ClockCalibration {
             (host_after_ns, host_before_ns)
         };
         let half = (hi - lo) / 2;
-        ClockCalibration {
-            host_ns: lo + half,
-            device_ns,
-            error_bound_ns: half,
-        }
+        ClockCalibration { host_ns: lo + half, device_ns, error_bound_ns: half }
     }
 
     /// The host-clock time of a device timestamp: `host_ns + (device_ns' - device_ns)`,
@@ -276,21 +266,13 @@ impl fmt::Debug for Timeline {
 impl Timeline {
     /// A recording timeline labelled job 0, partition 0.
     pub fn new() -> Self {
-        Timeline {
-            store: Some(Arc::default()),
-            job: 0,
-            partition: 0,
-        }
+        Timeline { store: Some(Arc::default()), job: 0, partition: 0 }
     }
 
     /// A timeline that records nothing; every method is near-free (no clock read, no lock,
     /// no allocation), and every span id it hands out is 0.
     pub fn disabled() -> Self {
-        Timeline {
-            store: None,
-            job: 0,
-            partition: 0,
-        }
+        Timeline { store: None, job: 0, partition: 0 }
     }
 
     /// Whether this timeline records anything.
@@ -300,11 +282,7 @@ impl Timeline {
 
     /// The same store under other labels: what a worker uses for one partition of a job.
     pub fn for_partition(&self, job: u64, partition: u32) -> Timeline {
-        Timeline {
-            store: self.store.clone(),
-            job,
-            partition,
-        }
+        Timeline { store: self.store.clone(), job, partition }
     }
 
     pub fn job(&self) -> u64 {
@@ -322,22 +300,13 @@ impl Timeline {
     }
 
     /// [`Timeline::span`] with a free-form detail on the Begin event.
-    pub fn span_detail(
-        &self,
-        layer: Layer,
-        name: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> SpanGuard {
+    pub fn span_detail(&self, layer: Layer, name: impl Into<String>, detail: impl Into<String>) -> SpanGuard {
         if self.store.is_none() {
             return SpanGuard::inert();
         }
         let id = self.begin(layer, name, current_span(), detail);
         push_current(id);
-        SpanGuard {
-            timeline: self.clone(),
-            id,
-            _thread_bound: PhantomData,
-        }
+        SpanGuard { timeline: self.clone(), id, _thread_bound: PhantomData }
     }
 
     /// Begins a span that is not on the thread-local stack, for spans that begin on one
@@ -491,10 +460,7 @@ thread_local! {
 /// when they enqueue device work, to parent its device spans.
 pub fn current_span() -> Option<SpanId> {
     // `try_with`: guards may drop during thread-local teardown; then there is no stack.
-    CURRENT
-        .try_with(|s| s.borrow().last().copied())
-        .ok()
-        .flatten()
+    CURRENT.try_with(|s| s.borrow().last().copied()).ok().flatten()
 }
 
 fn push_current(id: SpanId) {
@@ -525,11 +491,7 @@ pub struct SpanGuard {
 
 impl SpanGuard {
     fn inert() -> Self {
-        SpanGuard {
-            timeline: Timeline::disabled(),
-            id: 0,
-            _thread_bound: PhantomData,
-        }
+        SpanGuard { timeline: Timeline::disabled(), id: 0, _thread_bound: PhantomData }
     }
 
     /// This span's id (0 when the timeline is disabled).
@@ -600,11 +562,7 @@ pub(crate) mod test_support {
             partition: 0,
             detail: String::new(),
         };
-        let end = Event {
-            ts_ns: end_ns,
-            kind: EventKind::End,
-            ..begin.clone()
-        };
+        let end = Event { ts_ns: end_ns, kind: EventKind::End, ..begin.clone() };
         [begin, end]
     }
 
@@ -646,43 +604,23 @@ mod tests {
         }
         assert_eq!(Layer::Backend.to_string(), "backend");
         assert_eq!("DEVICE".parse::<Layer>().ok(), Some(Layer::Device));
-        assert!(
-            matches!("gpu".parse::<Layer>(), Err(TimelineError::UnknownLayer(s)) if s == "gpu")
-        );
+        assert!(matches!("gpu".parse::<Layer>(), Err(TimelineError::UnknownLayer(s)) if s == "gpu"));
         // serde uses the same lowercase names.
-        assert_eq!(
-            serde_json::to_string(&Layer::Prover).ok().as_deref(),
-            Some("\"prover\"")
-        );
+        assert_eq!(serde_json::to_string(&Layer::Prover).ok().as_deref(), Some("\"prover\""));
     }
 
     #[test]
     fn calibration_maps_offsets_and_saturates() {
         assert_eq!(ClockCalibration::identity().to_host_ns(12_345), 12_345);
-        let cal = ClockCalibration {
-            host_ns: 1_000,
-            device_ns: 50_000,
-            error_bound_ns: 7,
-        };
+        let cal = ClockCalibration { host_ns: 1_000, device_ns: 50_000, error_bound_ns: 7 };
         assert_eq!(cal.to_host_ns(50_000), 1_000);
         assert_eq!(cal.to_host_ns(50_500), 1_500);
         assert_eq!(cal.to_host_ns(10), 0, "before the epoch clamps to 0");
-        let ahead = ClockCalibration {
-            host_ns: u64::MAX - 5,
-            device_ns: 0,
-            error_bound_ns: 0,
-        };
+        let ahead = ClockCalibration { host_ns: u64::MAX - 5, device_ns: 0, error_bound_ns: 0 };
         assert_eq!(ahead.to_host_ns(100), u64::MAX);
 
         let cal = ClockCalibration::from_window(1_000, 9_999_999, 1_400);
-        assert_eq!(
-            cal,
-            ClockCalibration {
-                host_ns: 1_200,
-                device_ns: 9_999_999,
-                error_bound_ns: 200
-            }
-        );
+        assert_eq!(cal, ClockCalibration { host_ns: 1_200, device_ns: 9_999_999, error_bound_ns: 200 });
     }
 
     #[test]
@@ -714,15 +652,9 @@ mod tests {
         assert_eq!((inner.span, inner.parent), (inner_id, Some(outer_id)));
         assert_eq!(inner.detail, "n=1024");
         assert_eq!(launch.parent, Some(inner_id));
-        assert_eq!(
-            (inner_end.span, inner_end.parent, inner_end.layer),
-            (inner_id, Some(outer_id), Layer::Backend)
-        );
+        assert_eq!((inner_end.span, inner_end.parent, inner_end.layer), (inner_id, Some(outer_id), Layer::Backend));
         assert!(inner.ts_ns >= outer.ts_ns && inner_end.ts_ns >= inner.ts_ns);
-        assert!(
-            events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns),
-            "events() is sorted"
-        );
+        assert!(events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns), "events() is sorted");
     }
 
     #[test]
@@ -753,32 +685,18 @@ mod tests {
                 })
             })
             .collect();
-        let ids: Vec<(SpanId, SpanId)> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker"))
-            .collect();
+        let ids: Vec<(SpanId, SpanId)> = handles.into_iter().map(|h| h.join().expect("worker")).collect();
 
         let events = tl.events();
         assert_eq!(events.len(), 8);
         for (p, (outer, inner)) in ids.into_iter().enumerate() {
             let step = find(&events, &format!("step{p}"), EventKind::Begin);
             assert_eq!(step.span, inner);
-            assert_eq!(
-                step.parent,
-                Some(outer),
-                "a thread's span nests under its own worker"
-            );
+            assert_eq!(step.parent, Some(outer), "a thread's span nests under its own worker");
             assert_eq!((step.job, step.partition), (7, p as u32));
-            assert_eq!(
-                find(&events, &format!("worker{p}"), EventKind::Begin).parent,
-                None
-            );
+            assert_eq!(find(&events, &format!("worker{p}"), EventKind::Begin).parent, None);
         }
-        assert_eq!(
-            current_span(),
-            None,
-            "other threads' guards never touch this stack"
-        );
+        assert_eq!(current_span(), None, "other threads' guards never touch this stack");
     }
 
     #[test]
@@ -813,11 +731,7 @@ mod tests {
         let host = tl.span(Layer::Backend, "GPU_BUSY");
         let parent = current_span();
         assert_eq!(parent, Some(host.id()));
-        let cal = ClockCalibration {
-            host_ns: 1_000_000,
-            device_ns: 0,
-            error_bound_ns: 250,
-        };
+        let cal = ClockCalibration { host_ns: 1_000_000, device_ns: 0, error_bound_ns: 250 };
         let spans: Vec<DeviceSpan> = [("ntt", 0, 400_000), ("msm", 500_000, 900_000)]
             .into_iter()
             .map(|(name, s, e)| DeviceSpan {
@@ -856,17 +770,11 @@ mod tests {
         let tl = Timeline::new().for_partition(1, 4);
         let root = tl.span(Layer::Engine, "job");
         let id = tl.begin(Layer::Engine, "CHAN_WAIT", current_span(), "queued");
-        assert_eq!(
-            current_span(),
-            Some(root.id()),
-            "begin() does not touch the stack"
-        );
+        assert_eq!(current_span(), Some(root.id()), "begin() does not touch the stack");
         // End from another thread through a clone with different labels: the End still
         // mirrors the Begin.
         let other = tl.for_partition(9, 9);
-        std::thread::spawn(move || other.end(id))
-            .join()
-            .expect("ender");
+        std::thread::spawn(move || other.end(id)).join().expect("ender");
         tl.end(id); // a second end is ignored
         drop(root);
 
@@ -874,14 +782,8 @@ mod tests {
         let begin = find(&events, "CHAN_WAIT", EventKind::Begin);
         let end = find(&events, "CHAN_WAIT", EventKind::End);
         assert_eq!(events.iter().filter(|e| e.name == "CHAN_WAIT").count(), 2);
-        assert_eq!(
-            begin.parent,
-            Some(find(&events, "job", EventKind::Begin).span)
-        );
-        assert_eq!(
-            (end.span, end.layer, end.job, end.partition, end.parent),
-            (id, Layer::Engine, 1, 4, begin.parent)
-        );
+        assert_eq!(begin.parent, Some(find(&events, "job", EventKind::Begin).span));
+        assert_eq!((end.span, end.layer, end.job, end.partition, end.parent), (id, Layer::Engine, 1, 4, begin.parent));
         assert_eq!(end.detail, "");
         tl.end(123_456_789); // unknown ids are ignored
         assert_eq!(tl.len(), 4);

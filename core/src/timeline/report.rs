@@ -118,47 +118,22 @@ impl Report {
             let node = &nodes[i];
             let kids: Vec<&Node> = tree.children[i].iter().map(|&c| &nodes[c]).collect();
             let covered_ns = cover(node, &kids, &mut gaps);
-            let unattributed_ns = if kids.is_empty() {
-                0
-            } else {
-                node.dur_ns() - covered_ns
-            };
+            let unattributed_ns = if kids.is_empty() { 0 } else { node.dur_ns() - covered_ns };
             spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns));
         }
-        gaps.sort_by(|a, b| {
-            b.dur_ns()
-                .cmp(&a.dur_ns())
-                .then(a.start_ns.cmp(&b.start_ns))
-                .then(a.span.cmp(&b.span))
-        });
+        gaps.sort_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns)).then(a.span.cmp(&b.span)));
         gaps.truncate(n);
 
         let wall_ns = wall(&nodes);
-        let device_busy_ns = union_len(
-            nodes
-                .iter()
-                .filter(|n| n.layer == Layer::Device)
-                .map(|n| (n.start, n.end))
-                .collect(),
-        );
+        let device_busy_ns =
+            union_len(nodes.iter().filter(|n| n.layer == Layer::Device).map(|n| (n.start, n.end)).collect());
         let has_device = nodes.iter().any(|n| n.layer == Layer::Device);
         let device_busy = has_device.then(|| match wall_ns {
             0 => 0.0,
             wall => device_busy_ns as f64 / wall as f64,
         });
-        let unattributed_ns = spans
-            .iter()
-            .filter(|s| s.children > 0)
-            .map(|s| s.unattributed_ns)
-            .sum();
-        Report {
-            spans,
-            wall_ns,
-            device_busy_ns,
-            device_busy,
-            unattributed_ns,
-            gaps,
-        }
+        let unattributed_ns = spans.iter().filter(|s| s.children > 0).map(|s| s.unattributed_ns).sum();
+        Report { spans, wall_ns, device_busy_ns, device_busy, unattributed_ns, gaps }
     }
 
     /// Unattributed time per layer, over spans with children, in layer order; only layers
@@ -167,11 +142,7 @@ impl Report {
         Layer::ALL
             .into_iter()
             .filter_map(|layer| {
-                let mut parents = self
-                    .spans
-                    .iter()
-                    .filter(|s| s.layer == layer && s.children > 0)
-                    .peekable();
+                let mut parents = self.spans.iter().filter(|s| s.layer == layer && s.children > 0).peekable();
                 parents.peek()?;
                 Some((layer, parents.map(|s| s.unattributed_ns).sum()))
             })
@@ -205,13 +176,7 @@ impl Node {
         self.end - self.start
     }
 
-    fn stats(
-        &self,
-        depth: usize,
-        children: usize,
-        covered_ns: u64,
-        unattributed_ns: u64,
-    ) -> SpanStats {
+    fn stats(&self, depth: usize, children: usize, covered_ns: u64, unattributed_ns: u64) -> SpanStats {
         SpanStats {
             id: self.id,
             parent: self.parent,
@@ -274,16 +239,11 @@ struct Tree {
 
 impl Tree {
     fn build(nodes: &[Node]) -> Tree {
-        let index: HashMap<SpanId, usize> =
-            nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        let index: HashMap<SpanId, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         let mut children = vec![Vec::new(); nodes.len()];
         let mut roots = Vec::new();
         for (i, node) in nodes.iter().enumerate() {
-            match node
-                .parent
-                .filter(|&p| p != node.id)
-                .and_then(|p| index.get(&p))
-            {
+            match node.parent.filter(|&p| p != node.id).and_then(|p| index.get(&p)) {
                 Some(&p) => children[p].push(i),
                 None => roots.push(i),
             }
@@ -298,10 +258,7 @@ impl Tree {
         // losing it.
         let mut all: Vec<usize> = (0..nodes.len()).collect();
         all.sort_by_key(by_start);
-        let mut tree = Tree {
-            children,
-            order: Vec::with_capacity(nodes.len()),
-        };
+        let mut tree = Tree { children, order: Vec::with_capacity(nodes.len()) };
         let mut visited = vec![false; nodes.len()];
         for start in roots.into_iter().chain(all) {
             tree.visit(start, &mut visited);
@@ -317,13 +274,7 @@ impl Tree {
                 continue;
             }
             self.order.push((i, depth));
-            stack.extend(
-                self.children[i]
-                    .iter()
-                    .rev()
-                    .filter(|&&c| !visited[c])
-                    .map(|&c| (c, depth + 1)),
-            );
+            stack.extend(self.children[i].iter().rev().filter(|&&c| !visited[c]).map(|&c| (c, depth + 1)));
         }
     }
 }
@@ -394,13 +345,7 @@ fn cover(node: &Node, kids: &[&Node], gaps: &mut Vec<Gap>) -> u64 {
 fn runs<'a>(node: &Node, kids: &[&'a Node]) -> Vec<Run<'a>> {
     let mut clipped: Vec<(u64, u64, &'a str)> = kids
         .iter()
-        .map(|k| {
-            (
-                k.start.max(node.start),
-                k.end.min(node.end),
-                k.name.as_str(),
-            )
-        })
+        .map(|k| (k.start.max(node.start), k.end.min(node.end), k.name.as_str()))
         .filter(|&(lo, hi, _)| lo < hi)
         .collect();
     // Earliest start first; on ties the longest, so it names the run's opening boundary.
@@ -414,12 +359,7 @@ fn runs<'a>(node: &Node, kids: &[&'a Node]) -> Vec<Run<'a>> {
                     run.last = name;
                 }
             }
-            _ => runs.push(Run {
-                lo,
-                hi,
-                first: name,
-                last: name,
-            }),
+            _ => runs.push(Run { lo, hi, first: name, last: name }),
         }
     }
     runs
@@ -467,18 +407,8 @@ fn percent(share: f64) -> String {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let indented = |s: &SpanStats| format!("{}{}", "  ".repeat(s.depth), s.name);
-        let width = self
-            .spans
-            .iter()
-            .map(|s| indented(s).chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(4);
-        writeln!(
-            f,
-            "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}",
-            "span", "layer", "ms", "covered", "unattr ms"
-        )?;
+        let width = self.spans.iter().map(|s| indented(s).chars().count()).max().unwrap_or(0).max(4);
+        writeln!(f, "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}", "span", "layer", "ms", "covered", "unattr ms")?;
         for s in &self.spans {
             // A leaf's time is its own work: coverage does not apply.
             let (covered, unattributed) = if s.children > 0 {
@@ -497,32 +427,16 @@ impl fmt::Display for Report {
             )?;
         }
         match self.device_busy {
-            Some(share) => writeln!(
-                f,
-                "device busy: {} ({} ms)",
-                percent(share),
-                ms(self.device_busy_ns)
-            )?,
+            Some(share) => writeln!(f, "device busy: {} ({} ms)", percent(share), ms(self.device_busy_ns))?,
             None => writeln!(f, "device busy: - (no device spans)")?,
         }
         writeln!(f, "wall: {} ms", ms(self.wall_ns))?;
-        writeln!(
-            f,
-            "unattributed: {} ms (in spans with children)",
-            ms(self.unattributed_ns)
-        )?;
+        writeln!(f, "unattributed: {} ms (in spans with children)", ms(self.unattributed_ns))?;
         if !self.gaps.is_empty() {
             writeln!(f, "largest gaps:")?;
         }
         for g in &self.gaps {
-            writeln!(
-                f,
-                "  {} ms in {} between {} and {}",
-                ms(g.dur_ns()),
-                g.span_name,
-                g.before,
-                g.after
-            )?;
+            writeln!(f, "  {} ms in {} between {} and {}", ms(g.dur_ns()), g.span_name, g.before, g.after)?;
         }
         Ok(())
     }
@@ -543,8 +457,7 @@ mod tests {
     }
 
     fn stats<'a>(r: &'a Report, name: &str) -> &'a SpanStats {
-        r.span_by_name(name)
-            .unwrap_or_else(|| panic!("{name} missing from\n{r}"))
+        r.span_by_name(name).unwrap_or_else(|| panic!("{name} missing from\n{r}"))
     }
 
     #[test]
@@ -562,21 +475,12 @@ mod tests {
             }]
         );
         let prove = stats(&r, "prove");
-        assert_eq!(
-            (prove.children, prove.covered_ns, prove.unattributed_ns),
-            (2, 80 * MS, 20 * MS)
-        );
+        assert_eq!((prove.children, prove.covered_ns, prove.unattributed_ns), (2, 80 * MS, 20 * MS));
         assert!((prove.covered_share() - 0.8).abs() < 1e-12);
         let a = stats(&r, "a");
-        assert_eq!(
-            (a.children, a.covered_ns, a.unattributed_ns, a.depth),
-            (0, 0, 0, 1)
-        );
+        assert_eq!((a.children, a.covered_ns, a.unattributed_ns, a.depth), (0, 0, 0, 1));
         assert!(r.gaps.iter().all(|g| g.span == 1), "a leaf reports no gaps");
-        assert_eq!(
-            (r.wall_ns, r.unattributed_ns, r.device_busy),
-            (100 * MS, 20 * MS, None)
-        );
+        assert_eq!((r.wall_ns, r.unattributed_ns, r.device_busy), (100 * MS, 20 * MS, None));
         let names: Vec<&str> = r.spans.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["prove", "a", "b"]);
     }
@@ -590,15 +494,9 @@ mod tests {
         assert_eq!(r.gaps.len(), 2);
         let (big, small) = (&r.gaps[0], &r.gaps[1]);
         assert_eq!((big.start_ns, big.end_ns), (70 * MS, 100 * MS));
-        assert_eq!(
-            (big.before.as_str(), big.after.as_str()),
-            ("end of late", "end of job")
-        );
+        assert_eq!((big.before.as_str(), big.after.as_str()), ("end of late", "end of job"));
         assert_eq!((small.start_ns, small.end_ns), (0, 10 * MS));
-        assert_eq!(
-            (small.before.as_str(), small.after.as_str()),
-            ("start of job", "start of late")
-        );
+        assert_eq!((small.before.as_str(), small.after.as_str()), ("start of job", "start of late"));
     }
 
     #[test]
@@ -612,18 +510,8 @@ mod tests {
         let busy = stats(&r, "GPU_BUSY");
         assert_eq!(busy.covered_ns, 50 * MS, "union 10–60, not the sum 90");
         assert_eq!(busy.unattributed_ns, 50 * MS);
-        let bounds: Vec<(&str, &str)> = r
-            .gaps
-            .iter()
-            .map(|g| (g.before.as_str(), g.after.as_str()))
-            .collect();
-        assert_eq!(
-            bounds,
-            [
-                ("end of y", "end of GPU_BUSY"),
-                ("start of GPU_BUSY", "start of x")
-            ]
-        );
+        let bounds: Vec<(&str, &str)> = r.gaps.iter().map(|g| (g.before.as_str(), g.after.as_str())).collect();
+        assert_eq!(bounds, [("end of y", "end of GPU_BUSY"), ("start of GPU_BUSY", "start of x")]);
     }
 
     #[test]
@@ -636,17 +524,10 @@ mod tests {
             span(4, Some(1), Layer::Device, "outside", 70 * MS, 80 * MS),
         ]));
         let busy = stats(&r, "GPU_BUSY");
-        assert_eq!(
-            (busy.children, busy.covered_ns, busy.unattributed_ns),
-            (3, 20 * MS, 20 * MS)
-        );
+        assert_eq!((busy.children, busy.covered_ns, busy.unattributed_ns), (3, 20 * MS, 20 * MS));
         assert_eq!(r.gaps.len(), 1);
         assert_eq!((r.gaps[0].start_ns, r.gaps[0].end_ns), (20 * MS, 40 * MS));
-        assert_eq!(
-            stats(&r, "msm").depth,
-            1,
-            "nested by parent id, not by time"
-        );
+        assert_eq!(stats(&r, "msm").depth, 1, "nested by parent id, not by time");
         assert_eq!(r.wall_ns, 75 * MS);
         assert_eq!(r.device_busy_ns, 15 * MS + 20 * MS + 10 * MS);
     }
@@ -685,19 +566,12 @@ mod tests {
         });
         let r = Report::from_events(&events);
         let open = stats(&r, "open");
-        assert_eq!(
-            (open.depth, open.start_ns, open.end_ns),
-            (0, 10 * MS, 60 * MS)
-        );
+        assert_eq!((open.depth, open.start_ns, open.end_ns), (0, 10 * MS, 60 * MS));
         assert_eq!(stats(&r, "orphan").depth, 0);
         assert_eq!(stats(&r, "inside").depth, 1);
         assert_eq!(r.wall_ns, 60 * MS);
         let names: Vec<&str> = r.spans.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["orphan", "open", "inside"],
-            "roots by start, children after parents"
-        );
+        assert_eq!(names, ["orphan", "open", "inside"], "roots by start, children after parents");
     }
 
     #[test]
@@ -746,41 +620,20 @@ mod tests {
     #[test]
     fn display_shows_table_busy_and_gaps() {
         let mut events = known_gap();
-        events.extend(trace(&[span(
-            4,
-            Some(2),
-            Layer::Device,
-            "kernel",
-            5 * MS,
-            20 * MS,
-        )]));
+        events.extend(trace(&[span(4, Some(2), Layer::Device, "kernel", 5 * MS, 20 * MS)]));
         let text = Report::from_events(&events).to_string();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("span"), "{text}");
         assert!(
-            lines[1].starts_with("prove ")
-                && lines[1].contains("100.000")
-                && lines[1].contains("80.0 %"),
+            lines[1].starts_with("prove ") && lines[1].contains("100.000") && lines[1].contains("80.0 %"),
             "{text}"
         );
         assert!(lines[1].trim_end().ends_with("20.000"), "{text}");
-        assert!(
-            lines[2].starts_with("  a ") && lines[2].contains("50.0 %"),
-            "{text}"
-        );
-        assert!(
-            lines[3].starts_with("    kernel ") && lines[3].contains("device"),
-            "{text}"
-        );
-        assert!(
-            lines[3].trim_end().ends_with('-'),
-            "a leaf shows no coverage: {text}"
-        );
+        assert!(lines[2].starts_with("  a ") && lines[2].contains("50.0 %"), "{text}");
+        assert!(lines[3].starts_with("    kernel ") && lines[3].contains("device"), "{text}");
+        assert!(lines[3].trim_end().ends_with('-'), "a leaf shows no coverage: {text}");
         assert!(text.contains("device busy: 15.0 % (15.000 ms)"), "{text}");
         assert!(text.contains("wall: 100.000 ms"), "{text}");
-        assert!(
-            text.contains("largest gaps:\n  20.000 ms in prove between end of a and start of b\n"),
-            "{text}"
-        );
+        assert!(text.contains("largest gaps:\n  20.000 ms in prove between end of a and start of b\n"), "{text}");
     }
 }

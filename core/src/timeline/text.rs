@@ -92,14 +92,11 @@ pub fn read_text(mut r: impl BufRead) -> Result<Vec<Event>, TimelineError> {
 
 /// Parses one `TIMELINE,` line; the error is a message without the line number.
 pub fn parse_line(line: &str) -> Result<Event, String> {
-    let rest = line
-        .strip_prefix(PREFIX)
-        .ok_or("missing the TIMELINE, prefix")?;
+    let rest = line.strip_prefix(PREFIX).ok_or("missing the TIMELINE, prefix")?;
     // The detail is last and may hold commas; the label never does (the writer replaces
     // them), so splitting into exactly four fields is unambiguous.
     let mut fields = rest.splitn(4, ',');
-    let (Some(ms), Some(label), Some(job), Some(detail)) =
-        (fields.next(), fields.next(), fields.next(), fields.next())
+    let (Some(ms), Some(label), Some(job), Some(detail)) = (fields.next(), fields.next(), fields.next(), fields.next())
     else {
         return Err("expected TIMELINE,<ms>,<event>,<job>,<detail>".to_string());
     };
@@ -108,9 +105,7 @@ pub fn parse_line(line: &str) -> Result<Event, String> {
     let keys = DetailKeys::parse(detail)?;
 
     let kind = keys.kind.ok_or("missing kind=")?;
-    let ts_ns = ms_ns
-        .checked_add(keys.rem_ns)
-        .ok_or("timestamp overflows u64 nanoseconds")?;
+    let ts_ns = ms_ns.checked_add(keys.rem_ns).ok_or("timestamp overflows u64 nanoseconds")?;
     let name = match keys.name {
         Some(name) => name,
         None => name_from_label(label, kind)?,
@@ -148,12 +143,8 @@ fn name_from_label(label: &str, kind: EventKind) -> Result<String, String> {
         EventKind::End => label.strip_suffix("_END"),
         EventKind::Instant => Some(label),
     };
-    name.map(str::to_string).ok_or_else(|| {
-        format!(
-            "event {label:?} does not end in the suffix kind={} needs",
-            kind_code(kind)
-        )
-    })
+    name.map(str::to_string)
+        .ok_or_else(|| format!("event {label:?} does not end in the suffix kind={} needs", kind_code(kind)))
 }
 
 /// Parses `<ms>[.<up to 6 digits>]` into nanoseconds, without going through floats.
@@ -168,14 +159,8 @@ fn parse_ms(s: &str) -> Result<u64, String> {
     }
     let int: u64 = int.parse().map_err(|_| bad())?;
     // Right-pad the fraction to 6 digits: nanoseconds within the millisecond.
-    let frac_ns: u64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<6}").parse().map_err(|_| bad())?
-    };
-    int.checked_mul(1_000_000)
-        .and_then(|ns| ns.checked_add(frac_ns))
-        .ok_or_else(bad)
+    let frac_ns: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<6}").parse().map_err(|_| bad())? };
+    int.checked_mul(1_000_000).and_then(|ns| ns.checked_add(frac_ns)).ok_or_else(bad)
 }
 
 /// The known keys of a detail field.
@@ -218,18 +203,8 @@ impl DetailKeys {
                     v => Some(v.parse().map_err(|_| bad("expected a span id or -"))?),
                 }
             }
-            "layer" => {
-                self.layer = Some(
-                    value
-                        .parse()
-                        .map_err(|e: TimelineError| bad(&e.to_string()))?,
-                )
-            }
-            "part" => {
-                self.part = value
-                    .parse()
-                    .map_err(|_| bad("expected a partition number"))?
-            }
+            "layer" => self.layer = Some(value.parse().map_err(|e: TimelineError| bad(&e.to_string()))?),
+            "part" => self.part = value.parse().map_err(|_| bad("expected a partition number"))?,
             "rem_ns" => self.rem_ns = value.parse().map_err(|_| bad("expected nanoseconds"))?,
             "name" => self.name = Some(value),
             "msg" => self.msg = value,
@@ -244,9 +219,7 @@ fn parse_pairs(s: &str) -> Result<Vec<(&str, String)>, String> {
     let mut pairs = Vec::new();
     let mut rest = s.trim_start_matches(' ');
     while !rest.is_empty() {
-        let eq = rest
-            .find('=')
-            .ok_or_else(|| format!("expected key=value at {rest:?}"))?;
+        let eq = rest.find('=').ok_or_else(|| format!("expected key=value at {rest:?}"))?;
         let key = &rest[..eq];
         if key.is_empty() || key.contains(' ') {
             return Err(format!("expected key=value at {rest:?}"));
@@ -311,11 +284,7 @@ fn unescape(chars: &mut std::str::CharIndices<'_>) -> Result<char, String> {
             if chars.next().map(|(_, c)| c) != Some('{') {
                 return Err("expected \\u{hex}".to_string());
             }
-            let hex: String = chars
-                .by_ref()
-                .map(|(_, c)| c)
-                .take_while(|&c| c != '}')
-                .collect();
+            let hex: String = chars.by_ref().map(|(_, c)| c).take_while(|&c| c != '}').collect();
             u32::from_str_radix(&hex, 16)
                 .ok()
                 .and_then(char::from_u32)
@@ -345,23 +314,15 @@ mod tests {
     /// A trace exercising every field: odd timestamps, all kinds, labels, and details and
     /// names that need quoting.
     fn tricky_events() -> Vec<Event> {
-        let [mut prove, prove_end] =
-            test_support::span(1, None, Layer::Prover, "prove", 1_234_567, 90 * MS + 1);
+        let [mut prove, prove_end] = test_support::span(1, None, Layer::Prover, "prove", 1_234_567, 90 * MS + 1);
         prove.detail = r#"circuit="sha256", rows=1,024  (two spaces) \ backslash"#.to_string();
-        let [mut synth, mut synth_end] =
-            test_support::span(2, Some(1), Layer::Engine, "SYNTH", 2 * MS, 30 * MS);
+        let [mut synth, mut synth_end] = test_support::span(2, Some(1), Layer::Engine, "SYNTH", 2 * MS, 30 * MS);
         synth.partition = 3;
         synth.job = 42;
         synth_end.partition = 3;
         synth_end.job = 42;
-        let [odd, odd_end] = test_support::span(
-            3,
-            Some(1),
-            Layer::Device,
-            "k, \"odd\"\nname_START",
-            31 * MS + 999,
-            40 * MS,
-        );
+        let [odd, odd_end] =
+            test_support::span(3, Some(1), Layer::Device, "k, \"odd\"\nname_START", 31 * MS + 999, 40 * MS);
         let instant = Event {
             ts_ns: 35 * MS + 500,
             kind: EventKind::Instant,
@@ -373,46 +334,24 @@ mod tests {
             partition: u32::MAX,
             detail: "tab\there, newline\nthere, ctrl\u{1}, unicode µs ✓".into(),
         };
-        test_support::sorted(vec![
-            prove, prove_end, synth, synth_end, odd, odd_end, instant,
-        ])
+        test_support::sorted(vec![prove, prove_end, synth, synth_end, odd, odd_end, instant])
     }
 
     #[test]
     fn classic_names_stay_readable() {
-        let events = test_support::trace(&[test_support::span(
-            7,
-            None,
-            Layer::Engine,
-            "SYNTH",
-            12_345_678,
-            20 * MS,
-        )]);
+        let events = test_support::trace(&[test_support::span(7, None, Layer::Engine, "SYNTH", 12_345_678, 20 * MS)]);
         let text = write(&events);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(
-            lines[0],
-            "TIMELINE,12.345,SYNTH_START,0,kind=B id=7 parent=- layer=engine part=0 rem_ns=678"
-        );
-        assert_eq!(
-            lines[1],
-            "TIMELINE,20.000,SYNTH_END,0,kind=E id=7 parent=- layer=engine part=0"
-        );
+        assert_eq!(lines[0], "TIMELINE,12.345,SYNTH_START,0,kind=B id=7 parent=- layer=engine part=0 rem_ns=678");
+        assert_eq!(lines[1], "TIMELINE,20.000,SYNTH_END,0,kind=E id=7 parent=- layer=engine part=0");
     }
 
     #[test]
     fn round_trip_is_exact() -> Result<(), TimelineError> {
         let events = tricky_events();
         let text = write(&events);
-        assert_eq!(
-            text.lines().count(),
-            events.len(),
-            "one line per event, even with newlines in fields:\n{text}"
-        );
-        assert!(
-            text.contains(r#"msg="circuit=\"sha256\", rows=1,024  (two spaces) \\ backslash""#),
-            "{text}"
-        );
+        assert_eq!(text.lines().count(), events.len(), "one line per event, even with newlines in fields:\n{text}");
+        assert!(text.contains(r#"msg="circuit=\"sha256\", rows=1,024  (two spaces) \\ backslash""#), "{text}");
         assert!(text.contains(",k_ \"odd\"_name_START_START,"), "{text}");
         let back = read(&text)?;
         assert_eq!(back, events);
@@ -453,17 +392,7 @@ mod tests {
         let events = read("TIMELINE,1.5,GPU_START,2,layer=engine id=9 kind=B future=1")?;
         assert_eq!(events.len(), 1);
         let e = &events[0];
-        assert_eq!(
-            (
-                e.ts_ns,
-                e.name.as_str(),
-                e.job,
-                e.span,
-                e.parent,
-                e.partition
-            ),
-            (1_500_000, "GPU", 2, 9, None, 0)
-        );
+        assert_eq!((e.ts_ns, e.name.as_str(), e.job, e.span, e.parent, e.partition), (1_500_000, "GPU", 2, 9, None, 0));
         assert_eq!(e.detail, "");
         Ok(())
     }
@@ -505,9 +434,6 @@ mod tests {
             }
         }
         let invalid_utf8 = b"TIMELINE,1.000,X,0,kind=I id=1 layer=engine msg=\"\xff\"\n";
-        assert!(matches!(
-            read_text(&invalid_utf8[..]),
-            Err(TimelineError::Parse { line: 1, .. })
-        ));
+        assert!(matches!(read_text(&invalid_utf8[..]), Err(TimelineError::Parse { line: 1, .. })));
     }
 }

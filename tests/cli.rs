@@ -1,0 +1,180 @@
+//! The `g16` program end to end: each command as a user runs it, in a fresh key cache.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Sandbox {
+    dir: PathBuf,
+}
+
+impl Sandbox {
+    fn new(name: &str) -> Sandbox {
+        let dir = std::env::temp_dir().join(format!("g16-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Sandbox { dir }
+    }
+    fn path(&self, file: &str) -> PathBuf {
+        self.dir.join(file)
+    }
+    fn g16(&self, args: &[&str]) -> Output {
+        let out = Command::new(env!("CARGO_BIN_EXE_g16"))
+            .args(args)
+            .env("G16_CACHE_DIR", self.dir.join("cache"))
+            .current_dir(&self.dir)
+            .output()
+            .expect("run g16");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "g16 {args:?} panicked:\n{stderr}");
+        out
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.g16(args);
+        assert!(
+            out.status.success(),
+            "g16 {args:?} failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.g16(args);
+        assert!(!out.status.success(), "g16 {args:?} should fail");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(stderr.contains("error"), "a failure says so: {stderr}");
+        stderr
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn devices_lists_every_backend() {
+    let sb = Sandbox::new("devices");
+    let out = sb.ok(&["devices"]);
+    assert!(out.lines().any(|l| l.starts_with('*') && l.contains("cpu") && l.contains("available")), "{out}");
+    for gpu in ["cuda", "wgpu"] {
+        assert!(out.lines().any(|l| l.contains(gpu) && l.contains("unavailable: ")), "{gpu} line in {out}");
+    }
+}
+
+#[test]
+fn prove_json_verifies_and_reports_steps() {
+    let sb = Sandbox::new("prove-json");
+    let out = sb.ok(&["prove", "--circuit", "synthetic", "--size", "9", "--partitions", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object on stdout");
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["circuit"], "synthetic");
+    assert_eq!(v["size"], 9);
+    assert_eq!(v["partitions"], 2);
+    assert_eq!(v["proofs"], 2);
+    assert!(v["wall_ms"].as_f64().unwrap() > 0.0);
+    for step in ["SYNTH", "stage", "h", "msm_g1_a", "msm_g2_b", "msm_g1_h", "assemble", "verify"] {
+        assert!(v["steps_ms"][step].as_f64().is_some(), "step {step} in {v}");
+    }
+    let busy = v["device_busy"].as_f64().unwrap();
+    assert!(busy > 0.0 && busy <= 1.0);
+    assert!(v["unattributed_ms"].as_f64().unwrap() >= 0.0);
+    // The key was cached on first use and is reused.
+    assert!(sb.path("cache").join("keys-v1").join("synthetic-9.pk").exists());
+}
+
+#[test]
+fn trace_and_timeline_files_read_back_in_the_report() {
+    let sb = Sandbox::new("trace");
+    let out = sb.ok(&["prove", "--circuit", "poseidon", "--size", "10", "--trace", "t.json", "--timeline", "t.txt"]);
+    assert!(out.contains("all verified"), "{out}");
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(sb.path("t.json")).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    assert!(events
+        .iter()
+        .all(|e| e["ph"].is_string() && e["ts"].is_number() && e["pid"].is_number() && e["tid"].is_number()));
+    assert!(events.iter().any(|e| e["name"] == "msm_g1_h"));
+    let text = std::fs::read_to_string(sb.path("t.txt")).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("TIMELINE,") && l.contains(",SYNTH_START,")));
+    for file in ["t.json", "t.txt"] {
+        let report = sb.ok(&["timeline", "report", file]);
+        assert!(report.contains("prove") && report.contains("msm_g1_a"), "{report}");
+        assert!(report.to_lowercase().contains("device"), "{report}");
+    }
+    sb.fails(&["timeline", "report", "missing.json"]);
+    std::fs::write(sb.path("junk.json"), "{ not json").unwrap();
+    sb.fails(&["timeline", "report", "junk.json"]);
+}
+
+#[test]
+fn setup_out_and_prove_with_key_files() {
+    let sb = Sandbox::new("setup");
+    let out = sb.ok(&["setup", "--circuit", "synthetic", "--size", "8", "--out", "k.pk", "--compress", "--seed", "5"]);
+    assert!(out.contains("k.pk"), "{out}");
+    let key = sb.path("k.pk");
+    let key = key.to_str().unwrap();
+    sb.ok(&["prove", "--circuit", "synthetic", "--size", "8", "--key", key, "--backend", "cpu"]);
+    // The same key for another size is a clear error, not a proof.
+    let err = sb.fails(&["prove", "--circuit", "synthetic", "--size", "9", "--key", key]);
+    assert!(err.contains("does not match"), "{err}");
+    // A truncated key file.
+    let bytes = std::fs::read(sb.path("k.pk")).unwrap();
+    std::fs::write(sb.path("cut.pk"), &bytes[..bytes.len() / 3]).unwrap();
+    let err =
+        sb.fails(&["prove", "--circuit", "synthetic", "--size", "8", "--key", sb.path("cut.pk").to_str().unwrap()]);
+    assert!(err.contains("truncated"), "{err}");
+    let err = sb.fails(&["prove", "--key", "does-not-exist.pk", "--circuit", "synthetic", "--size", "8"]);
+    assert!(err.contains("does-not-exist.pk"), "{err}");
+}
+
+#[test]
+fn bad_arguments_are_plain_errors() {
+    let sb = Sandbox::new("args");
+    let err = sb.fails(&["prove", "--backend", "cuda", "--circuit", "synthetic", "--size", "8"]);
+    assert!(err.contains("cuda backend unavailable"), "{err}");
+    sb.fails(&["prove", "--circuit", "nope"]);
+    sb.fails(&["prove", "--circuit", "synthetic", "--size", "99"]);
+    sb.fails(&["bench", "--ops", "fft"]);
+    sb.fails(&["bench", "--sizes", "9..3"]);
+}
+
+#[test]
+fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
+    let sb = Sandbox::new("bench");
+    let out = sb.ok(&[
+        "bench",
+        "--backends",
+        "cpu",
+        "--ops",
+        "msm-g1,msm-g2,ntt,prove",
+        "--sizes",
+        "6..7",
+        "--runs",
+        "3",
+        "--json",
+        "r.jsonl",
+        "--plot",
+        "p.svg",
+    ]);
+    assert!(out.lines().next().unwrap().contains("cpu ms"), "{out}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(sb.path("r.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    // 4 ops (+ prove-device) × 2 sizes.
+    assert_eq!(lines.len(), 10, "{lines:?}");
+    for m in &lines {
+        for field in ["backend", "device", "driver", "op", "commit", "date"] {
+            assert!(m[field].as_str().is_some_and(|s| !s.is_empty()), "{field} in {m}");
+        }
+        assert!(m["median_ms"].as_f64().unwrap() > 0.0);
+        assert_eq!(m["runs"], 3);
+        assert!(m["size"] == 6 || m["size"] == 7);
+    }
+    let svg = std::fs::read_to_string(sb.path("p.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("cpu msm-g1"), "plot has a labelled series");
+    assert!(Path::new(&sb.path("p.svg")).exists());
+}
