@@ -8,6 +8,8 @@
 //! - `prove`: one whole proof of the `synthetic` circuit at 2^size constraints (synthesis
 //!   included; the key is prepared once, outside the timing), and `prove-device`, the device
 //!   section of the same runs (staging, H, MSMs, assembly) as the timeline measured it.
+//! - `prove-arkworks`: the same proof by `ark-groth16`'s own prover on this machine's CPU, the
+//!   reference every backend is compared with (run once per size, not per backend).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,11 +17,12 @@ use std::time::Instant;
 
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::UniformRand;
+use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use g16_core::backend::{self, AnyBackend, Backend, BackendInfo, BackendKind, NttKind, Scalars};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::prover::Prover;
 use g16_core::timeline::{Layer, Report, Timeline};
-use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use g16_core::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
@@ -32,7 +35,7 @@ pub struct BenchArgs {
     /// Backends to compare, comma-separated (cpu, cuda, wgpu); default: every available one.
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
-    /// Operations: msm-g1, msm-g2, ntt, prove.
+    /// Operations: msm-g1, msm-g2, ntt, prove, prove-arkworks.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -47,9 +50,12 @@ pub struct BenchArgs {
     /// Append one JSON line per measurement to FILE.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Write an SVG plot of time against size, a line per backend and op.
+    /// Where to write the SVG plot of time against size, a line per backend and op.
+    #[arg(long, default_value = "g16-bench.svg")]
+    pub plot: PathBuf,
+    /// Write no plot.
     #[arg(long)]
-    pub plot: Option<PathBuf>,
+    pub no_plot: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,6 +64,7 @@ enum Op {
     MsmG2,
     Ntt,
     Prove,
+    ProveArkworks,
 }
 
 impl Op {
@@ -67,7 +74,10 @@ impl Op {
             "msm-g2" => Ok(Op::MsmG2),
             "ntt" => Ok(Op::Ntt),
             "prove" => Ok(Op::Prove),
-            other => Err(CliError::Usage(format!("unknown op '{other}' (expected msm-g1, msm-g2, ntt, prove)"))),
+            "prove-arkworks" => Ok(Op::ProveArkworks),
+            other => Err(CliError::Usage(format!(
+                "unknown op '{other}' (expected msm-g1, msm-g2, ntt, prove, prove-arkworks)"
+            ))),
         }
     }
 }
@@ -115,12 +125,19 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     let backends = open_backends(args.backends.as_deref())?;
 
-    let cases = (backends.len() * ops.len() * sizes.clone().count()) as u64;
+    let per_size: usize = ops.iter().map(|&op| if op == Op::ProveArkworks { 1 } else { backends.len() }).sum();
+    let cases = (per_size * sizes.clone().count()) as u64;
     let bar = progress::bar(cases, "benchmarking");
     let mut results = Vec::new();
     let mut inputs = Inputs::default();
     for size in sizes.clone() {
         for &op in &ops {
+            if op == Op::ProveArkworks {
+                bar.set_message(format!("arkworks prove 2^{size}"));
+                results.push(measure_arkworks(size, &args)?);
+                bar.inc(1);
+                continue;
+            }
             for (backend, info) in &backends {
                 bar.set_message(format!("{} {} 2^{size}", info.kind, op_name(op)));
                 results.extend(measure(backend, info, op, size, &args, &mut inputs)?);
@@ -143,9 +160,9 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         }
         println!("wrote {} measurements to {}", results.len(), path.display());
     }
-    if let Some(path) = &args.plot {
-        plot::write_svg(path, &results)?;
-        println!("wrote plot to {}", path.display());
+    if !args.no_plot {
+        plot::write_svg(&args.plot, &results)?;
+        println!("wrote plot to {}", args.plot.display());
     }
     Ok(())
 }
@@ -156,6 +173,7 @@ fn op_name(op: Op) -> &'static str {
         Op::MsmG2 => "msm-g2",
         Op::Ntt => "ntt",
         Op::Prove => "prove",
+        Op::ProveArkworks => "prove-arkworks",
     }
 }
 
@@ -275,6 +293,7 @@ fn measure(
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
+        Op::ProveArkworks => return Err(CliError::Usage("prove-arkworks has no backend".into())),
         Op::Prove => {
             let (pk, _) = keys::cached_or_generate(CircuitKind::Synthetic, size)?;
             let prover = Prover::new(backend);
@@ -304,6 +323,29 @@ fn measure(
         out.push(measurement(info, "prove-device", size, &device_times[args.warmup..]));
     }
     Ok(out)
+}
+
+/// `ark-groth16`'s prover on the same circuit and key as `prove`: the reference.
+fn measure_arkworks(size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
+    let (pk, _) = keys::cached_or_generate(CircuitKind::Synthetic, size)?;
+    let mut rng = ChaCha20Rng::from_entropy();
+    let mut times = Vec::new();
+    for run in 0..args.warmup + args.runs {
+        let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, run as u64 + 1)?;
+        let t = Instant::now();
+        Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(
+            circuit,
+            &pk,
+            Fr::rand(&mut rng),
+            Fr::rand(&mut rng),
+        )
+        .map_err(|e| CliError::Usage(format!("arkworks prover: {e}")))?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let cpu = backend::open(BackendKind::Cpu)?.info();
+    let mut m = measurement(&cpu, "prove", size, &times[args.warmup..]);
+    m.backend = "arkworks".to_string();
+    Ok(m)
 }
 
 fn measurement(info: &BackendInfo, op: &str, size: u32, times: &[f64]) -> Measurement {

@@ -148,7 +148,7 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
         "--backends",
         "cpu",
         "--ops",
-        "msm-g1,msm-g2,ntt,prove",
+        "msm-g1,msm-g2,ntt,prove,prove-arkworks",
         "--sizes",
         "6..7",
         "--runs",
@@ -164,8 +164,9 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    // 4 ops (+ prove-device) × 2 sizes.
-    assert_eq!(lines.len(), 10, "{lines:?}");
+    // 4 ops (+ prove-device, + arkworks' prove) × 2 sizes.
+    assert_eq!(lines.len(), 12, "{lines:?}");
+    assert_eq!(lines.iter().filter(|m| m["backend"] == "arkworks" && m["op"] == "prove").count(), 2);
     for m in &lines {
         for field in ["backend", "device", "driver", "op", "commit", "date"] {
             assert!(m[field].as_str().is_some_and(|s| !s.is_empty()), "{field} in {m}");
@@ -176,5 +177,10 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
     }
     let svg = std::fs::read_to_string(sb.path("p.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("cpu msm-g1"), "plot has a labelled series");
-    assert!(Path::new(&sb.path("p.svg")).exists());
+    // Without --plot the plot goes to the default path; --no-plot writes none.
+    sb.ok(&["bench", "--backends", "cpu", "--ops", "ntt", "--sizes", "5", "--runs", "1"]);
+    assert!(Path::new(&sb.path("g16-bench.svg")).exists());
+    std::fs::remove_file(sb.path("g16-bench.svg")).unwrap();
+    sb.ok(&["bench", "--backends", "cpu", "--ops", "ntt", "--sizes", "5", "--runs", "1", "--no-plot"]);
+    assert!(!Path::new(&sb.path("g16-bench.svg")).exists());
 }
