@@ -15,17 +15,16 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::UniformRand;
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use g16_core::backend::{self, AnyBackend, Backend, BackendInfo, BackendKind, NttKind, Scalars};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::prover::Prover;
+use g16_core::sample;
 use g16_core::timeline::{Layer, Report, Timeline};
 use g16_core::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::{io_err, keys, plot, progress, stamp, CliError};
@@ -213,44 +212,26 @@ struct Inputs {
 impl Inputs {
     fn g1(&mut self, size: u32) -> &[G1Affine] {
         if self.g1.as_ref().map(|(s, _)| *s) != Some(size) {
-            self.g1 = Some((size, random_points::<G1Projective>(1usize << size)));
+            self.g1 = Some((
+                size,
+                sample::random_points::<G1Projective, _>(1usize << size, &mut ChaCha20Rng::from_entropy()),
+            ));
         }
         self.g1.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
     }
     fn g2(&mut self, size: u32) -> &[G2Affine] {
         if self.g2.as_ref().map(|(s, _)| *s) != Some(size) {
-            self.g2 = Some((size, random_points::<G2Projective>(1usize << size)));
+            self.g2 = Some((
+                size,
+                sample::random_points::<G2Projective, _>(1usize << size, &mut ChaCha20Rng::from_entropy()),
+            ));
         }
         self.g2.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
     }
 }
 
-/// n distinct points P + i·Q for random P, Q: an addition each instead of a scalar
-/// multiplication each, so 2^20 bases take a second, not minutes. MSM cost does not depend
-/// on how the bases relate.
-fn random_points<P: CurveGroup + PrimeGroup>(n: usize) -> Vec<P::Affine> {
-    let mut rng = ChaCha20Rng::from_entropy();
-    let p = P::generator() * P::ScalarField::rand(&mut rng);
-    let q = P::generator() * P::ScalarField::rand(&mut rng);
-    let chunk = 4096;
-    let projective: Vec<P> = (0..n.div_ceil(chunk))
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            let start = c * chunk;
-            let mut acc = p + q * P::ScalarField::from(start as u64);
-            (start..(start + chunk).min(n)).map(move |_| {
-                let out = acc;
-                acc += q;
-                out
-            })
-        })
-        .collect();
-    P::normalize_batch(&projective)
-}
-
 fn random_scalars(n: usize) -> Vec<Fr> {
-    let mut rng = ChaCha20Rng::from_entropy();
-    (0..n).map(|_| Fr::rand(&mut rng)).collect()
+    sample::random_scalars(n, &mut ChaCha20Rng::from_entropy())
 }
 
 fn measure(
@@ -423,17 +404,6 @@ mod tests {
         assert!(parse_sizes("16..10").is_err());
         assert!(parse_sizes("a..b").is_err());
         assert!(parse_sizes("1..40").is_err());
-    }
-
-    #[test]
-    fn random_points_are_distinct_and_valid() {
-        let pts = random_points::<G1Projective>(5000);
-        assert_eq!(pts.len(), 5000);
-        assert!(pts.iter().all(|p| p.is_on_curve() && p.is_in_correct_subgroup_assuming_on_curve()));
-        let mut xs: Vec<_> = pts.iter().map(|p| p.x).collect();
-        xs.sort();
-        xs.dedup();
-        assert_eq!(xs.len(), 5000);
     }
 
     #[test]

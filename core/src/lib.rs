@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod circuits;
 pub mod prover;
+pub mod sample;
 pub mod timeline;
 
 /// The curve every part of g16 works over.

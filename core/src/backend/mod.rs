@@ -334,27 +334,40 @@ impl AnyBackend {
     }
 }
 
-/// Opens one concrete backend (not `Auto`), or says why it cannot.
-fn open_concrete(kind: BackendKind) -> Result<AnyBackend, BackendError> {
+/// How many devices a backend can open (0 when it is unavailable). The CPU counts as one
+/// device, though [`open_device`] opens any number of CPU instances (for the engine's tests).
+pub fn device_count(kind: BackendKind) -> usize {
+    match kind {
+        BackendKind::Cpu => 1,
+        BackendKind::Cuda | BackendKind::Wgpu => 0,
+        BackendKind::Auto => BackendKind::PREFERENCE.iter().map(|&k| device_count(k)).find(|&n| n > 0).unwrap_or(0),
+    }
+}
+
+/// Opens device `ordinal` of a concrete backend. The CPU backend accepts any ordinal: each
+/// is another instance over the same cores.
+pub fn open_device(kind: BackendKind, ordinal: usize) -> Result<AnyBackend, BackendError> {
+    let _ = ordinal; // the GPU backends use it
     match kind {
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         // The GPU issues replace these two arms with their backends.
         BackendKind::Cuda | BackendKind::Wgpu => {
             Err(BackendError::Unavailable { backend: kind, reason: "not built yet".to_string() })
         }
-        BackendKind::Auto => open(kind),
+        BackendKind::Auto => open_first_available(ordinal),
     }
 }
 
-/// Opens the backend asked for; `Auto` takes the first available in
+/// Opens the backend asked for (its first device); `Auto` takes the first available in
 /// [`BackendKind::PREFERENCE`] and, if none is, says why each was not.
 pub fn open(kind: BackendKind) -> Result<AnyBackend, BackendError> {
-    if kind != BackendKind::Auto {
-        return open_concrete(kind);
-    }
+    open_device(kind, 0)
+}
+
+fn open_first_available(ordinal: usize) -> Result<AnyBackend, BackendError> {
     let mut reasons = Vec::new();
     for candidate in BackendKind::PREFERENCE {
-        match open_concrete(candidate) {
+        match open_device(candidate, ordinal) {
             Ok(b) => return Ok(b),
             Err(e) => reasons.push(e.to_string()),
         }
@@ -377,7 +390,7 @@ pub fn probe_all() -> Vec<BackendStatus> {
     BackendKind::PREFERENCE
         .iter()
         .map(|&kind| {
-            let status = open_concrete(kind).map(|b| b.info());
+            let status = open(kind).map(|b| b.info());
             let preferred = !picked && status.is_ok();
             picked |= preferred;
             BackendStatus { kind, status, preferred }

@@ -1,0 +1,60 @@
+//! Random inputs for tests and benchmarks: scalars, and many curve points cheaply.
+
+use ark_ec::{CurveGroup, PrimeGroup};
+use ark_ff::UniformRand;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+use crate::Fr;
+
+pub fn random_scalars<R: Rng>(n: usize, rng: &mut R) -> Vec<Fr> {
+    (0..n).map(|_| Fr::rand(rng)).collect()
+}
+
+/// n distinct points `P + i·Q` for random P and Q: an addition each instead of a scalar
+/// multiplication each, so 2^24 bases take seconds, not hours. An MSM's cost and correctness
+/// do not depend on how its bases relate (the tests mix in identities and repeats on purpose).
+pub fn random_points<P: CurveGroup + PrimeGroup, R: Rng>(n: usize, rng: &mut R) -> Vec<P::Affine> {
+    let p = P::generator() * P::ScalarField::rand(rng);
+    let q = P::generator() * P::ScalarField::rand(rng);
+    const CHUNK: usize = 4096;
+    let projective: Vec<P> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let start = c * CHUNK;
+            let mut acc = p + q * P::ScalarField::from(start as u64);
+            (start..(start + CHUNK).min(n)).map(move |_| {
+                let out = acc;
+                acc += q;
+                out
+            })
+        })
+        .collect();
+    P::normalize_batch(&projective)
+}
+
+/// An RNG seeded from `G16_TEST_SEED` when set (to replay a failure), else from entropy; the
+/// seed is printed so any run can be replayed.
+pub fn test_rng(label: &str) -> ChaCha20Rng {
+    let seed: u64 = std::env::var("G16_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    eprintln!("{label}: G16_TEST_SEED={seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::G1Projective;
+
+    #[test]
+    fn random_points_are_distinct_and_in_the_subgroup() {
+        let pts = random_points::<G1Projective, _>(5000, &mut test_rng("random_points"));
+        assert_eq!(pts.len(), 5000);
+        assert!(pts.iter().all(|p| p.is_on_curve() && p.is_in_correct_subgroup_assuming_on_curve()));
+        let mut xs: Vec<_> = pts.iter().map(|p| p.x).collect();
+        xs.sort();
+        xs.dedup();
+        assert_eq!(xs.len(), 5000);
+    }
+}

@@ -1,0 +1,356 @@
+//! The backend conformance suite: written once, run for every backend.
+//!
+//! Each check compares a backend with arkworks (the CPU reference) on fresh random inputs and
+//! on the edge cases DESIGN.md lists. A backend's test file instantiates it with one line:
+//!
+//! ```ignore
+//! conformance_tests!(cpu, || Device::Open(g16_core::backend::open(BackendKind::Cpu)));
+//! ```
+//!
+//! Sizes: `Sizes::ci()` by default; `G16_CONFORMANCE=large` selects the sizes of the GPU
+//! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20).
+#![allow(dead_code)] // each backend's test binary uses the whole suite, the helpers not all
+
+use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
+use ark_ff::{FftField, Field, UniformRand, Zero};
+use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
+use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use g16_core::backend::{Backend, BackendError, NttKind, Scalars};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+use g16_core::prover::Prover;
+use g16_core::sample::{random_points, random_scalars, test_rng};
+use g16_core::timeline::Timeline;
+use g16_core::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use rand_chacha::ChaCha20Rng;
+
+pub struct Sizes {
+    pub ntt_logs: Vec<u32>,
+    pub msm_g1: Vec<usize>,
+    pub msm_g2: Vec<usize>,
+    /// (circuit, size) pairs proven bit-exact against arkworks.
+    pub proofs: Vec<(CircuitKind, u32)>,
+}
+
+impl Sizes {
+    pub fn ci() -> Sizes {
+        Sizes {
+            ntt_logs: (1..=14).collect(),
+            msm_g1: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 12],
+            msm_g2: vec![1, 2, 3, 100, (1 << 10) + 7],
+            proofs: vec![(CircuitKind::Synthetic, 4), (CircuitKind::Synthetic, 10), (CircuitKind::Poseidon, 9)],
+        }
+    }
+
+    pub fn large() -> Sizes {
+        Sizes {
+            ntt_logs: (1..=24).collect(),
+            msm_g1: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 16, 1 << 20, 1 << 24],
+            msm_g2: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 16, 1 << 20],
+            proofs: vec![
+                (CircuitKind::Synthetic, 4),
+                (CircuitKind::Synthetic, 16),
+                (CircuitKind::Poseidon, 12),
+                (CircuitKind::Sha256, 16),
+            ],
+        }
+    }
+
+    pub fn from_env() -> Sizes {
+        match std::env::var("G16_CONFORMANCE").as_deref() {
+            Ok("large") => Sizes::large(),
+            _ => Sizes::ci(),
+        }
+    }
+}
+
+/// What a backend's test file hands the suite: a backend, or the reason there is none.
+pub enum Device<B> {
+    Open(Result<B, BackendError>),
+}
+
+/// Opens the backend or explains loudly why the test did not run; with `require_var` set to 1
+/// in the environment (CI, the GPU machine) a missing backend is a failure, never a skip.
+pub fn open_or_skip<B>(name: &str, require_var: &str, device: Device<B>) -> Option<B> {
+    let Device::Open(result) = device;
+    match result {
+        Ok(b) => Some(b),
+        Err(e) => {
+            if std::env::var(require_var).as_deref() == Ok("1") {
+                panic!("{name} backend required ({require_var}=1) but unavailable: {e}");
+            }
+            eprintln!("\n!!! SKIPPED: {name} backend unavailable: {e} (set {require_var}=1 to make this a failure)\n");
+            None
+        }
+    }
+}
+
+fn reference_ntt(input: &[Fr], kind: NttKind) -> Vec<Fr> {
+    let domain = Radix2EvaluationDomain::<Fr>::new(input.len()).expect("domain");
+    let coset = domain.get_coset(Fr::GENERATOR).expect("coset");
+    match kind {
+        NttKind::Forward => domain.fft(input),
+        NttKind::Inverse => domain.ifft(input),
+        NttKind::CosetForward => coset.fft(input),
+        NttKind::CosetInverse => coset.ifft(input),
+    }
+}
+
+pub fn ntt_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
+    let mut rng = test_rng("ntt_matches_arkworks");
+    for &log in &sizes.ntt_logs {
+        let n = 1usize << log;
+        for kind in NttKind::ALL {
+            let input = random_scalars(n, &mut rng);
+            let mut buf = b.upload_scalars(&input).expect("upload");
+            b.ntt(&mut buf, kind).expect("ntt");
+            let got = b.download_scalars(&buf).expect("download");
+            assert!(got == reference_ntt(&input, kind), "{kind:?} of 2^{log} differs from arkworks");
+        }
+    }
+    // Edge inputs: all zero, a single one (a delta), all equal.
+    for input in [vec![Fr::zero(); 16], (0..16).map(|i| Fr::from((i == 3) as u64)).collect(), vec![-Fr::ONE; 16]] {
+        for kind in NttKind::ALL {
+            let mut buf = b.upload_scalars(&input).expect("upload");
+            b.ntt(&mut buf, kind).expect("ntt");
+            assert_eq!(b.download_scalars(&buf).expect("download"), reference_ntt(&input, kind), "{kind:?} edge");
+        }
+    }
+}
+
+pub fn ntt_rejects_bad_lengths<B: Backend + ?Sized>(b: &B) {
+    for n in [0usize, 1, 3, 12, 1000] {
+        let mut buf = b.upload_scalars(&vec![Fr::ONE; n]).expect("upload");
+        assert!(matches!(b.ntt(&mut buf, NttKind::Forward), Err(BackendError::NttSize { .. })), "length {n}");
+    }
+}
+
+pub fn pointwise_ops_match<B: Backend + ?Sized>(b: &B) {
+    let mut rng = test_rng("pointwise_ops_match");
+    for n in [1usize, 7, 1 << 12, (1 << 12) + 3] {
+        let (x, y, z) = (random_scalars(n, &mut rng), random_scalars(n, &mut rng), random_scalars(n, &mut rng));
+        let k = Fr::rand(&mut rng);
+        let (dy, dz) = (b.upload_scalars(&y).unwrap(), b.upload_scalars(&z).unwrap());
+        let mut d = b.upload_scalars(&x).unwrap();
+        b.mul_assign(&mut d, &dy).unwrap();
+        assert_eq!(b.download_scalars(&d).unwrap(), (0..n).map(|i| x[i] * y[i]).collect::<Vec<_>>(), "mul n={n}");
+        b.sub_assign(&mut d, &dz).unwrap();
+        b.scale(&mut d, k).unwrap();
+        let want: Vec<Fr> = (0..n).map(|i| (x[i] * y[i] - z[i]) * k).collect();
+        assert_eq!(b.download_scalars(&d).unwrap(), want, "mul/sub/scale n={n}");
+        let mut d = b.upload_scalars(&x).unwrap();
+        b.quotient(&mut d, &dy, &dz, k).unwrap();
+        assert_eq!(b.download_scalars(&d).unwrap(), want, "quotient n={n}");
+    }
+    let mut d = b.upload_scalars(&[Fr::ONE; 4]).unwrap();
+    let short = b.upload_scalars(&[Fr::ONE; 3]).unwrap();
+    assert!(matches!(b.mul_assign(&mut d, &short), Err(BackendError::LengthMismatch { .. })));
+}
+
+fn reference_msm<P: VariableBaseMSM>(bases: &[P::MulBase], scalars: &[Fr]) -> P
+where
+    P: VariableBaseMSM<ScalarField = Fr>,
+{
+    P::msm_unchecked(bases, scalars)
+}
+
+/// The scalar patterns every MSM must get right.
+fn scalar_cases(n: usize, rng: &mut ChaCha20Rng) -> Vec<(&'static str, Vec<Fr>)> {
+    let minus_one = -Fr::ONE; // r − 1
+    let shared = Fr::rand(rng);
+    let bits: Vec<Fr> = (0..n).map(|_| Fr::from(u64::rand(rng) & 1)).collect();
+    vec![
+        ("random", random_scalars(n, rng)),
+        ("zero", vec![Fr::zero(); n]),
+        ("one", vec![Fr::ONE; n]),
+        ("r-1", vec![minus_one; n]),
+        ("all equal", vec![shared; n]),
+        // Mostly 0/1 with a few full-width values: a hash circuit's witness.
+        ("bits", bits.iter().enumerate().map(|(i, b)| if i % 17 == 5 { Fr::rand(rng) } else { *b }).collect()),
+        // Skewed: 90 % share one value (so one bucket per window is enormous).
+        ("skewed", (0..n).map(|i| if i % 10 == 9 { Fr::rand(rng) } else { shared }).collect()),
+        (
+            "mixed edges",
+            (0..n).map(|i| [Fr::zero(), Fr::ONE, minus_one, Fr::from(2u64), Fr::rand(rng)][i % 5]).collect(),
+        ),
+    ]
+}
+
+/// Random bases with the identity and repeated points woven in.
+fn bases_with_edges<P: CurveGroup + ark_ec::PrimeGroup>(n: usize, rng: &mut ChaCha20Rng) -> Vec<P::Affine> {
+    let mut bases = random_points::<P, _>(n, rng);
+    if n > 2 {
+        bases[1] = P::Affine::zero();
+        bases[2] = bases[0];
+    }
+    if n > 100 {
+        let repeated = bases[50];
+        for b in bases.iter_mut().skip(60).step_by(7) {
+            *b = repeated;
+        }
+    }
+    bases
+}
+
+pub fn msm_g1_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
+    let mut rng = test_rng("msm_g1_matches_arkworks");
+    for &n in &sizes.msm_g1 {
+        let bases = bases_with_edges::<G1Projective>(n, &mut rng);
+        let dev_bases = b.upload_g1_bases(&bases).expect("upload bases");
+        // The big sizes check random scalars only (each arkworks reference is costly there).
+        let cases = if n > 1 << 16 {
+            scalar_cases(n, &mut rng).into_iter().take(1).collect()
+        } else {
+            scalar_cases(n, &mut rng)
+        };
+        for (name, scalars) in cases {
+            let want: G1Projective = reference_msm(&bases, &scalars);
+            let dev = b.upload_scalars(&scalars).expect("upload scalars");
+            let got = b.msm_g1(&dev_bases, Scalars::Device(&dev, 0..n)).expect("msm");
+            assert!(got == want, "G1 MSM n={n} '{name}' differs");
+            if n <= 1 << 12 {
+                assert!(
+                    b.msm_g1(&dev_bases, Scalars::Host(&scalars)).expect("msm") == want,
+                    "host scalars n={n} '{name}'"
+                );
+            }
+        }
+    }
+}
+
+pub fn msm_g2_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
+    let mut rng = test_rng("msm_g2_matches_arkworks");
+    for &n in &sizes.msm_g2 {
+        let bases = bases_with_edges::<G2Projective>(n, &mut rng);
+        let dev_bases = b.upload_g2_bases(&bases).expect("upload bases");
+        let cases = if n > 1 << 16 {
+            scalar_cases(n, &mut rng).into_iter().take(1).collect()
+        } else {
+            scalar_cases(n, &mut rng)
+        };
+        for (name, scalars) in cases {
+            let want: G2Projective = reference_msm(&bases, &scalars);
+            let dev = b.upload_scalars(&scalars).expect("upload scalars");
+            let got = b.msm_g2(&dev_bases, Scalars::Device(&dev, 0..n)).expect("msm");
+            assert!(got == want, "G2 MSM n={n} '{name}' differs");
+        }
+    }
+}
+
+/// MSMs over sub-ranges of device scalars against longer bases, as the prover runs L and H.
+pub fn msm_ranges_and_errors<B: Backend + ?Sized>(b: &B) {
+    let mut rng = test_rng("msm_ranges_and_errors");
+    let n = 300;
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let g2 = random_points::<G2Projective, _>(n, &mut rng);
+    let scalars = random_scalars(n, &mut rng);
+    let (db, dg2, ds) =
+        (b.upload_g1_bases(&bases).unwrap(), b.upload_g2_bases(&g2).unwrap(), b.upload_scalars(&scalars).unwrap());
+    for range in [0..0, 0..1, 17..300, 299..300, 5..250] {
+        let len = range.len();
+        let want1: G1Projective = reference_msm(&bases[..len], &scalars[range.clone()]);
+        let want2: G2Projective = reference_msm(&g2[..len], &scalars[range.clone()]);
+        assert!(b.msm_g1(&db, Scalars::Device(&ds, range.clone())).unwrap() == want1, "G1 range {range:?}");
+        assert!(b.msm_g2(&dg2, Scalars::Device(&ds, range.clone())).unwrap() == want2, "G2 range {range:?}");
+    }
+    assert!(matches!(b.msm_g1(&db, Scalars::Device(&ds, 290..310)), Err(BackendError::OutOfRange { .. })));
+    let short = b.upload_g1_bases(&bases[..10]).unwrap();
+    assert!(matches!(b.msm_g1(&short, Scalars::Device(&ds, 0..11)), Err(BackendError::LengthMismatch { .. })));
+    let empty: Vec<G1Affine> = Vec::new();
+    let db0 = b.upload_g1_bases(&empty).unwrap();
+    assert!(b.msm_g1(&db0, Scalars::Host(&[])).unwrap().is_zero());
+    let _: Vec<G2Affine> = Vec::new();
+}
+
+pub fn proofs_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
+    let mut rng = test_rng("proofs_match_arkworks");
+    let prover = Prover::new(b);
+    for &(kind, size) in &sizes.proofs {
+        let circuit = BuiltinCircuit::new(kind, size, u64::rand(&mut rng)).expect("circuit");
+        let pk = Groth16::<Curve>::generate_random_parameters_with_reduction(circuit.clone(), &mut rng).expect("setup");
+        let key = prover.prepare(&pk).expect("prepare");
+        for (r, s) in [(Fr::rand(&mut rng), Fr::rand(&mut rng)), (Fr::zero(), Fr::zero())] {
+            let ours = prover.prove(&key, circuit.clone(), r, s, &Timeline::disabled()).expect("prove");
+            let theirs = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(circuit.clone(), &pk, r, s)
+                .expect("ark");
+            assert!(ours == theirs, "{kind} 2^{size}: proof differs from arkworks");
+            assert!(
+                g16_core::prover::verify(&key, &ours, &circuit.public_inputs()).unwrap(),
+                "{kind} 2^{size} verifies"
+            );
+        }
+    }
+}
+
+pub fn device_spans_are_reported<B: Backend + ?Sized>(b: &B) {
+    let tl = Timeline::new();
+    b.drain_device_spans();
+    let guard = tl.span(g16_core::timeline::Layer::Prover, "outer");
+    let mut buf = b.upload_scalars(&[Fr::from(3u64); 1 << 10]).unwrap();
+    b.ntt(&mut buf, NttKind::Forward).unwrap();
+    b.synchronize().unwrap();
+    let id = guard.id();
+    drop(guard);
+    let spans = b.drain_device_spans();
+    let ntt: Vec<_> = spans.iter().filter(|s| s.name.starts_with("ntt")).collect();
+    assert!(!ntt.is_empty(), "an NTT span is reported: {spans:?}");
+    assert!(ntt.iter().all(|s| s.parent == Some(id) && s.end_ns >= s.start_ns), "{ntt:?}");
+}
+
+/// One `#[test]` per check, for the backend `open` yields. `require` names the variable that
+/// turns "unavailable" into a failure.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($name:literal, $require:literal, $open:expr) => {
+        fn backend() -> Option<g16_core::AnyBackend> {
+            conformance::open_or_skip($name, $require, $open)
+        }
+        #[test]
+        fn ntt_matches_arkworks() {
+            if let Some(b) = backend() {
+                conformance::ntt_matches_arkworks(&b, &conformance::Sizes::from_env());
+            }
+        }
+        #[test]
+        fn ntt_rejects_bad_lengths() {
+            if let Some(b) = backend() {
+                conformance::ntt_rejects_bad_lengths(&b);
+            }
+        }
+        #[test]
+        fn pointwise_ops_match() {
+            if let Some(b) = backend() {
+                conformance::pointwise_ops_match(&b);
+            }
+        }
+        #[test]
+        fn msm_g1_matches_arkworks() {
+            if let Some(b) = backend() {
+                conformance::msm_g1_matches_arkworks(&b, &conformance::Sizes::from_env());
+            }
+        }
+        #[test]
+        fn msm_g2_matches_arkworks() {
+            if let Some(b) = backend() {
+                conformance::msm_g2_matches_arkworks(&b, &conformance::Sizes::from_env());
+            }
+        }
+        #[test]
+        fn msm_ranges_and_errors() {
+            if let Some(b) = backend() {
+                conformance::msm_ranges_and_errors(&b);
+            }
+        }
+        #[test]
+        fn proofs_match_arkworks() {
+            if let Some(b) = backend() {
+                conformance::proofs_match_arkworks(&b, &conformance::Sizes::from_env());
+            }
+        }
+        #[test]
+        fn device_spans_are_reported() {
+            if let Some(b) = backend() {
+                conformance::device_spans_are_reported(&b);
+            }
+        }
+    };
+}
