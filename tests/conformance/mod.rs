@@ -146,7 +146,7 @@ pub fn pointwise_ops_match<B: Backend + ?Sized>(b: &B) {
     assert!(matches!(b.mul_assign(&mut d, &short), Err(BackendError::LengthMismatch { .. })));
 }
 
-fn reference_msm<P: VariableBaseMSM>(bases: &[P::MulBase], scalars: &[Fr]) -> P
+fn reference_msm<P>(bases: &[P::MulBase], scalars: &[Fr]) -> P
 where
     P: VariableBaseMSM<ScalarField = Fr>,
 {
