@@ -20,12 +20,49 @@
 //! - wall = latest end − earliest begin over all spans; device busy = union of all
 //!   Device-layer spans over wall.
 
+mod jobs;
+mod warnings;
+
 use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Event, EventKind, Layer, SpanId};
+
+pub use jobs::{Bottleneck, DeviceBusy, JobStats, StageTime, BUSY_TARGET};
+pub use warnings::{GapWarning, DEFAULT_GAP_WARN, MIN_WARN_NS};
+
+/// The names of the engine's spans and events, which the per-job section of the report
+/// reads. Per partition (all under its `prove` span, under the job's `job` span):
+/// `SYNTH_WAIT` (queued for a synthesis worker) → `SYNTH` → `BACKPRESSURE` (waiting for
+/// room in the channel; ends at `CHAN_SEND`) → `CHANNEL` (until `GPU_PICKUP`) →
+/// `LOCK_WAIT` → `GPU` (the device section: `GPU_START`/`GPU_END`, with `LOCK_HELD` and
+/// further `LOCK_WAIT` spans, then the prover's steps, inside) → `FINALIZE` (`assemble`,
+/// `verify`, then `PROOF_DONE`).
+pub mod names {
+    pub const JOB: &str = "job";
+    /// One partition, from submission to its proof (or failure).
+    pub const PARTITION: &str = "prove";
+    pub const SYNTH_WAIT: &str = "SYNTH_WAIT";
+    pub const SYNTH: &str = "SYNTH";
+    pub const BACKPRESSURE: &str = "BACKPRESSURE";
+    pub const CHANNEL: &str = "CHANNEL";
+    pub const LOCK_WAIT: &str = "LOCK_WAIT";
+    pub const LOCK_HELD: &str = "LOCK_HELD";
+    /// Its detail starts `device=<label> `: the device the partition ran on.
+    pub const GPU: &str = "GPU";
+    pub const FINALIZE: &str = "FINALIZE";
+    pub const VERIFY: &str = "verify";
+    // Instants.
+    pub const CHAN_SEND: &str = "CHAN_SEND";
+    pub const GPU_PICKUP: &str = "GPU_PICKUP";
+    pub const PROOF_DONE: &str = "PROOF_DONE";
+    pub const PARTITION_FAILED: &str = "PARTITION_FAILED";
+    pub const LOCK_DEGRADED: &str = "LOCK_DEGRADED";
+    /// The stages a partition passes through, in order, for per-stage times.
+    pub const STAGES: [&str; 7] = [SYNTH_WAIT, SYNTH, BACKPRESSURE, CHANNEL, LOCK_WAIT, GPU, FINALIZE];
+}
 
 /// How many gaps [`Report::from_events`] keeps.
 pub const DEFAULT_TOP_GAPS: usize = 10;
@@ -52,6 +89,10 @@ pub struct SpanStats {
     pub covered_ns: u64,
     /// `dur - covered` for spans with children; 0 for leaves.
     pub unattributed_ns: u64,
+    /// The Begin event's detail.
+    pub detail: String,
+    /// This span's largest gap (of at least [`MIN_GAP_NS`]), if any.
+    pub largest_gap: Option<Gap>,
 }
 
 impl SpanStats {
@@ -100,6 +141,10 @@ pub struct Report {
     pub unattributed_ns: u64,
     /// Largest first (ties: earlier first).
     pub gaps: Vec<Gap>,
+    /// Per device, over the run's wall time (see [`DeviceBusy`]).
+    pub devices: Vec<DeviceBusy>,
+    /// One per engine job (`job` span), in order.
+    pub jobs: Vec<JobStats>,
 }
 
 impl Report {
@@ -117,9 +162,13 @@ impl Report {
         for &(i, depth) in &tree.order {
             let node = &nodes[i];
             let kids: Vec<&Node> = tree.children[i].iter().map(|&c| &nodes[c]).collect();
-            let covered_ns = cover(node, &kids, &mut gaps);
+            let mut own = Vec::new();
+            let covered_ns = cover(node, &kids, &mut own);
             let unattributed_ns = if kids.is_empty() { 0 } else { node.dur_ns() - covered_ns };
-            spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns));
+            let largest =
+                own.iter().min_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns))).cloned();
+            gaps.extend(own);
+            spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns, largest));
         }
         gaps.sort_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns)).then(a.span.cmp(&b.span)));
         gaps.truncate(n);
@@ -133,7 +182,25 @@ impl Report {
             wall => device_busy_ns as f64 / wall as f64,
         });
         let unattributed_ns = spans.iter().filter(|s| s.children > 0).map(|s| s.unattributed_ns).sum();
-        Report { spans, wall_ns, device_busy_ns, device_busy, unattributed_ns, gaps }
+        let devices = jobs::run_devices(&spans, wall_ns);
+        let jobs = jobs::jobs(&spans, events);
+        Report { spans, wall_ns, device_busy_ns, device_busy, unattributed_ns, gaps, devices, jobs }
+    }
+
+    /// Span groups (by layer and name) whose unattributed share is above `threshold`
+    /// (0.10 for 10 %); see [`GapWarning`].
+    pub fn gap_warnings(&self, threshold: f64) -> Vec<GapWarning> {
+        warnings::gap_warnings(&self.spans, threshold)
+    }
+
+    /// The report as text, warning about gaps above `gap_warn` (a share); `Display` uses
+    /// [`DEFAULT_GAP_WARN`].
+    pub fn render(&self, gap_warn: f64) -> Rendered<'_> {
+        Rendered { report: self, gap_warn }
+    }
+
+    pub fn job(&self, job: u64) -> Option<&JobStats> {
+        self.jobs.iter().find(|j| j.job == job)
     }
 
     /// Unattributed time per layer, over spans with children, in layer order; only layers
@@ -169,6 +236,7 @@ struct Node {
     partition: u32,
     start: u64,
     end: u64,
+    detail: String,
 }
 
 impl Node {
@@ -176,7 +244,14 @@ impl Node {
         self.end - self.start
     }
 
-    fn stats(&self, depth: usize, children: usize, covered_ns: u64, unattributed_ns: u64) -> SpanStats {
+    fn stats(
+        &self,
+        depth: usize,
+        children: usize,
+        covered_ns: u64,
+        unattributed_ns: u64,
+        largest_gap: Option<Gap>,
+    ) -> SpanStats {
         SpanStats {
             id: self.id,
             parent: self.parent,
@@ -190,6 +265,8 @@ impl Node {
             children,
             covered_ns,
             unattributed_ns,
+            detail: self.detail.clone(),
+            largest_gap,
         }
     }
 }
@@ -210,6 +287,7 @@ fn collect_nodes(events: &[Event]) -> Vec<Node> {
                 partition: e.partition,
                 start: e.ts_ns,
                 end: last_ns,
+                detail: e.detail.clone(),
             });
             nodes.len() - 1
         });
@@ -404,41 +482,198 @@ fn percent(share: f64) -> String {
     format!("{:.1} %", share * 100.0)
 }
 
+/// A [`Report`] as text, with its gap-warning threshold.
+pub struct Rendered<'a> {
+    report: &'a Report,
+    gap_warn: f64,
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let indented = |s: &SpanStats| format!("{}{}", "  ".repeat(s.depth), s.name);
-        let width = self.spans.iter().map(|s| indented(s).chars().count()).max().unwrap_or(0).max(4);
+        self.render(DEFAULT_GAP_WARN).fmt(f)
+    }
+}
+
+/// One row of the table: the spans that share a path of names from the root (the same
+/// step of every partition), summed.
+struct Row<'a> {
+    name: &'a str,
+    layer: Layer,
+    depth: usize,
+    count: usize,
+    dur_ns: u64,
+    covered_ns: u64,
+    unattributed_ns: u64,
+    with_children: bool,
+    rows: Vec<usize>,
+}
+
+/// Rows in tree order: spans grouped by (parent row, name, layer).
+fn rows(spans: &[SpanStats]) -> (Vec<Row<'_>>, Vec<usize>) {
+    let mut rows: Vec<Row<'_>> = Vec::new();
+    let mut roots = Vec::new();
+    let mut row_of_span: HashMap<SpanId, usize> = HashMap::new();
+    let mut keyed: HashMap<(Option<usize>, &str, Layer), usize> = HashMap::new();
+    for s in spans {
+        let parent_row = s.parent.and_then(|p| row_of_span.get(&p).copied());
+        let key = (parent_row, s.name.as_str(), s.layer);
+        let r = *keyed.entry(key).or_insert_with(|| {
+            rows.push(Row {
+                name: &s.name,
+                layer: s.layer,
+                depth: parent_row.map_or(0, |p| rows[p].depth + 1),
+                count: 0,
+                dur_ns: 0,
+                covered_ns: 0,
+                unattributed_ns: 0,
+                with_children: false,
+                rows: Vec::new(),
+            });
+            let r = rows.len() - 1;
+            match parent_row {
+                Some(p) => rows[p].rows.push(r),
+                None => roots.push(r),
+            }
+            r
+        });
+        row_of_span.insert(s.id, r);
+        let row = &mut rows[r];
+        row.count += 1;
+        row.dur_ns += s.dur_ns();
+        if s.children > 0 {
+            row.with_children = true;
+            row.covered_ns += s.covered_ns;
+            row.unattributed_ns += s.unattributed_ns;
+        }
+    }
+    let mut order = Vec::with_capacity(rows.len());
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(r) = stack.pop() {
+        order.push(r);
+        stack.extend(rows[r].rows.iter().rev());
+    }
+    (rows, order)
+}
+
+fn ms_f(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+impl fmt::Display for Rendered<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let report = self.report;
+        let (rows, order) = rows(&report.spans);
+        let label = |r: &Row<'_>| {
+            let count = if r.count > 1 { format!(" ×{}", r.count) } else { String::new() };
+            format!("{}{}{count}", "  ".repeat(r.depth), r.name)
+        };
+        let width = order.iter().map(|&r| label(&rows[r]).chars().count()).max().unwrap_or(0).max(4);
         writeln!(f, "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}", "span", "layer", "ms", "covered", "unattr ms")?;
-        for s in &self.spans {
+        for &r in &order {
+            let row = &rows[r];
             // A leaf's time is its own work: coverage does not apply.
-            let (covered, unattributed) = if s.children > 0 {
-                (percent(s.covered_share()), ms(s.unattributed_ns))
+            let (covered, unattributed) = if row.with_children {
+                let share = if row.dur_ns == 0 { 0.0 } else { row.covered_ns as f64 / row.dur_ns as f64 };
+                (percent(share), ms(row.unattributed_ns))
             } else {
                 ("-".to_string(), "-".to_string())
             };
             writeln!(
                 f,
                 "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}",
-                indented(s),
-                s.layer,
-                ms(s.dur_ns()),
+                label(row),
+                row.layer,
+                ms(row.dur_ns),
                 covered,
                 unattributed
             )?;
         }
-        match self.device_busy {
-            Some(share) => writeln!(f, "device busy: {} ({} ms)", percent(share), ms(self.device_busy_ns))?,
+        match report.device_busy {
+            Some(share) => writeln!(f, "device busy: {} ({} ms)", percent(share), ms(report.device_busy_ns))?,
             None => writeln!(f, "device busy: - (no device spans)")?,
         }
-        writeln!(f, "wall: {} ms", ms(self.wall_ns))?;
-        writeln!(f, "unattributed: {} ms (in spans with children)", ms(self.unattributed_ns))?;
-        if !self.gaps.is_empty() {
+        if report.devices.len() > 1 || !report.jobs.is_empty() {
+            for d in &report.devices {
+                writeln!(f, "  {}", device_line(d, "the run"))?;
+            }
+        }
+        writeln!(f, "wall: {} ms", ms(report.wall_ns))?;
+        writeln!(f, "unattributed: {} ms (in spans with children)", ms(report.unattributed_ns))?;
+        if !report.gaps.is_empty() {
             writeln!(f, "largest gaps:")?;
         }
-        for g in &self.gaps {
+        for g in &report.gaps {
             writeln!(f, "  {} ms in {} between {} and {}", ms(g.dur_ns()), g.span_name, g.before, g.after)?;
         }
+        for job in &report.jobs {
+            write_job(f, job)?;
+        }
+        for w in report.gap_warnings(self.gap_warn) {
+            write!(
+                f,
+                "warning: {} ({}) is {} unattributed ({} ms of {} ms over {} span{}, above {})",
+                w.name,
+                w.layer,
+                percent(w.share()),
+                ms(w.unattributed_ns),
+                ms(w.dur_ns),
+                w.spans,
+                if w.spans == 1 { "" } else { "s" },
+                percent(self.gap_warn)
+            )?;
+            match &w.largest {
+                Some(g) => writeln!(
+                    f,
+                    "; largest gap: {} ms in job {} partition {}, between {} and {}",
+                    ms(g.dur_ns()),
+                    w.job,
+                    w.partition,
+                    g.before,
+                    g.after
+                )?,
+                None => writeln!(f)?,
+            }
+        }
         Ok(())
+    }
+}
+
+fn device_line(d: &DeviceBusy, over: &str) -> String {
+    format!(
+        "device {}: busy {} of {over} ({} ms), {} steady (first to last device span), {} device section{}",
+        d.device,
+        percent(d.share),
+        ms(d.busy_ns),
+        percent(d.steady_share),
+        d.sections,
+        if d.sections == 1 { "" } else { "s" }
+    )
+}
+
+fn write_job(f: &mut fmt::Formatter<'_>, job: &JobStats) -> fmt::Result {
+    writeln!(
+        f,
+        "job {}: {} partition{}, {} proof{}, wall {} ms ({:.1} proofs/min)",
+        job.job,
+        job.partitions,
+        if job.partitions == 1 { "" } else { "s" },
+        job.proofs,
+        if job.proofs == 1 { "" } else { "s" },
+        ms(job.wall_ns),
+        job.proofs_per_min()
+    )?;
+    let stages: Vec<String> =
+        job.stages.iter().map(|s| format!("{} {}", s.stage, ms_f(job.stage_mean_ns(&s.stage)))).collect();
+    writeln!(f, "  stages (ms, mean per partition): {}", stages.join(" · "))?;
+    writeln!(f, "  lock wait: {} ms, lock held: {} ms", ms(job.lock_wait_ns), ms(job.lock_held_ns))?;
+    for d in &job.devices {
+        writeln!(f, "  {}", device_line(d, "the job"))?;
+    }
+    let layers: Vec<String> = job.unattributed_by_layer.iter().map(|(l, ns)| format!("{l} {}", ms(*ns))).collect();
+    writeln!(f, "  unattributed (ms): {}", layers.join(" · "))?;
+    match &job.bottleneck {
+        Some(b) => writeln!(f, "  bottleneck: {}: {}", b.stage, b.why),
+        None => writeln!(f, "  bottleneck: - (one partition: nothing overlaps)"),
     }
 }
 
