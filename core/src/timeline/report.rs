@@ -193,6 +193,12 @@ impl Report {
         warnings::gap_warnings(&self.spans, threshold)
     }
 
+    /// Every group of spans with children (by layer and name) with its unattributed time,
+    /// largest first: the first is the largest unattributed span.
+    pub fn unattributed_groups(&self) -> Vec<GapWarning> {
+        warnings::groups(&self.spans)
+    }
+
     /// The report as text, warning about gaps above `gap_warn` (a share); `Display` uses
     /// [`DEFAULT_GAP_WARN`].
     pub fn render(&self, gap_warn: f64) -> Rendered<'_> {

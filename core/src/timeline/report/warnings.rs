@@ -45,6 +45,13 @@ impl GapWarning {
 
 /// The warnings for `threshold` (a share, 0.10 for 10 %), largest unattributed time first.
 pub(super) fn gap_warnings(spans: &[SpanStats], threshold: f64) -> Vec<GapWarning> {
+    let mut out = groups(spans);
+    out.retain(|w| w.unattributed_ns >= MIN_WARN_NS && w.share() > threshold);
+    out
+}
+
+/// Every group of spans with children (by layer and name), largest unattributed time first.
+pub(super) fn groups(spans: &[SpanStats]) -> Vec<GapWarning> {
     let mut groups: HashMap<(Layer, &str), GapWarning> = HashMap::new();
     for s in spans.iter().filter(|s| s.children > 0) {
         let w = groups.entry((s.layer, s.name.as_str())).or_insert_with(|| GapWarning {
@@ -67,8 +74,7 @@ pub(super) fn gap_warnings(spans: &[SpanStats], threshold: f64) -> Vec<GapWarnin
             }
         }
     }
-    let mut out: Vec<GapWarning> =
-        groups.into_values().filter(|w| w.unattributed_ns >= MIN_WARN_NS && w.share() > threshold).collect();
+    let mut out: Vec<GapWarning> = groups.into_values().collect();
     out.sort_by(|a, b| b.unattributed_ns.cmp(&a.unattributed_ns).then_with(|| a.name.cmp(&b.name)));
     out
 }
