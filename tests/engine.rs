@@ -146,8 +146,18 @@ impl Gate {
         }
     }
     fn open(&self) {
-        *self.open.lock().unwrap() = true;
+        *self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
         self.opened.notify_all();
+    }
+}
+
+/// Opens the gate when dropped, so that a failing assertion, unwinding, does not leave the
+/// engine's drop waiting forever for a worker held at the gate.
+struct OpenOnDrop<'a>(&'a Gate);
+
+impl Drop for OpenOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.open();
     }
 }
 
@@ -354,6 +364,7 @@ fn backpressure_holds_synthesis_at_the_channel_bound() {
     let engine =
         Engine::start(hooked_devices(1, &hooks, &pk, &tl), config(LockDesign::Single, synthesis, bound, 1), &tl)
             .unwrap();
+    let _unwinding = OpenOnDrop(&gate);
     let (specs, partitions) = good_job(&mut rng, 0..20);
     let handle = engine.submit(partitions).unwrap();
 
