@@ -91,7 +91,7 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
     if args.partitions == 0 {
         return Err(CliError::Usage("--partitions must be at least 1".into()));
     }
-    if !(args.gap_warn >= 0.0) {
+    if !args.gap_warn.is_finite() || args.gap_warn < 0.0 {
         return Err(CliError::Usage("--gap-warn must be a percentage, at least 0".into()));
     }
     // Reject a bad size before a key is generated for it.

@@ -185,9 +185,12 @@ fn wait(handle: JobHandle) -> Result<JobOutput, EngineError> {
     }
 }
 
+/// What a partition proves: its witness seed and its (r, s).
+type Spec = (u64, Fr, Fr);
+
 /// A job of good partitions: (seed, r, s) each, and the partitions themselves.
-fn good_job(rng: &mut ChaCha20Rng, seeds: std::ops::Range<u64>) -> (Vec<(u64, Fr, Fr)>, Vec<Partition>) {
-    let specs: Vec<(u64, Fr, Fr)> = seeds.map(|seed| (seed, Fr::rand(rng), Fr::rand(rng))).collect();
+fn good_job(rng: &mut ChaCha20Rng, seeds: std::ops::Range<u64>) -> (Vec<Spec>, Vec<Partition>) {
+    let specs: Vec<Spec> = seeds.map(|seed| (seed, Fr::rand(rng), Fr::rand(rng))).collect();
     let partitions = specs.iter().map(|&(seed, r, s)| Partition::circuit(circuit(seed), r, s)).collect();
     (specs, partitions)
 }
@@ -210,7 +213,7 @@ impl Reference {
     }
 
     /// Every proof present, verified, for its own instance, and equal to the reference.
-    fn check(&self, out: &JobOutput, specs: &[(u64, Fr, Fr)]) {
+    fn check(&self, out: &JobOutput, specs: &[Spec]) {
         assert_eq!(out.proofs.len(), specs.len(), "job {}: one proof per partition", out.job);
         for (i, (p, &(seed, r, s))) in out.proofs.iter().zip(specs).enumerate() {
             assert!(p.verified, "job {} partition {i}: verified", out.job);
@@ -296,7 +299,7 @@ fn stress_many_partitions_over_several_jobs_both_lock_designs() {
         let engine = Engine::start(cpu_devices(2, &pk, &tl), config(lock, synthesis, bound, workers), &tl).unwrap();
         assert_eq!(engine.notices(), [] as [String; 0], "two partitions of 2^{SIZE} fit in host memory");
         assert!(engine.lock_designs().iter().all(|(_, d)| *d == lock));
-        let jobs: Vec<(Vec<(u64, Fr, Fr)>, Vec<Partition>)> =
+        let jobs: Vec<(Vec<Spec>, Vec<Partition>)> =
             (0..JOBS).map(|j| good_job(&mut rng, j * 1000..j * 1000 + PER_JOB)).collect();
         // Two submitters at once: the engine is shared by reference.
         let (specs, outputs): (Vec<_>, Vec<_>) = std::thread::scope(|scope| {

@@ -877,4 +877,161 @@ mod tests {
         assert!(text.contains("wall: 100.000 ms"), "{text}");
         assert!(text.contains("largest gaps:\n  20.000 ms in prove between end of a and start of b\n"), "{text}");
     }
+
+    /// A span with labels and a detail (the engine's spans carry both).
+    fn labelled(mut pair: [Event; 2], job: u64, partition: u32, detail: &str) -> [Event; 2] {
+        for e in &mut pair {
+            (e.job, e.partition) = (job, partition);
+        }
+        pair[0].detail = detail.to_string();
+        pair
+    }
+
+    fn instant(name: &str, job: u64, partition: u32, ts_ns: u64) -> Event {
+        Event {
+            ts_ns,
+            kind: EventKind::Instant,
+            span: 1_000 + ts_ns,
+            parent: None,
+            layer: Layer::Engine,
+            name: name.into(),
+            job,
+            partition,
+            detail: String::new(),
+        }
+    }
+
+    /// Job 1: partition 0 on gpu:0, partition 1 on gpu:1. `channel_ms` is how long
+    /// partition 1 waits in the channel (0: the devices wait for synthesis).
+    fn engine_trace(channel_ms: u64) -> Vec<Event> {
+        let e = Layer::Engine;
+        let c = channel_ms * MS;
+        let mut spans = vec![
+            labelled(span(1, None, e, names::JOB, 0, 100 * MS + c), 1, 0, "partitions=2"),
+            labelled(span(2, Some(1), e, names::PARTITION, 0, 60 * MS), 1, 0, ""),
+            labelled(span(3, Some(2), e, names::SYNTH, 0, 10 * MS), 1, 0, ""),
+            labelled(span(4, Some(2), e, names::CHANNEL, 10 * MS, 12 * MS), 1, 0, ""),
+            labelled(span(5, Some(2), e, names::GPU, 12 * MS, 50 * MS), 1, 0, "device=gpu:0 worker=0 lock=single"),
+            labelled(span(6, Some(5), e, names::LOCK_HELD, 12 * MS, 50 * MS), 1, 0, "lock=device"),
+            labelled(span(7, Some(6), Layer::Device, "k", 15 * MS, 45 * MS), 1, 0, "device=NVIDIA H200 err_ns=0"),
+            labelled(span(8, Some(2), e, names::FINALIZE, 50 * MS, 60 * MS), 1, 0, ""),
+            labelled(span(12, Some(1), e, names::PARTITION, 0, 100 * MS + c), 1, 1, ""),
+            labelled(span(13, Some(12), e, names::SYNTH, 0, 40 * MS), 1, 1, ""),
+            labelled(span(14, Some(12), e, names::CHANNEL, 40 * MS, 40 * MS + c), 1, 1, ""),
+            labelled(
+                span(15, Some(12), e, names::GPU, 40 * MS + c, 90 * MS + c),
+                1,
+                1,
+                "device=gpu:1 worker=0 lock=single",
+            ),
+            labelled(span(16, Some(15), e, names::LOCK_HELD, 40 * MS + c, 90 * MS + c), 1, 1, "lock=device"),
+            labelled(
+                span(17, Some(16), Layer::Device, "k", 40 * MS + c, 90 * MS + c),
+                1,
+                1,
+                "device=NVIDIA H200 err_ns=0",
+            ),
+            labelled(span(18, Some(12), e, names::FINALIZE, 90 * MS + c, 100 * MS + c), 1, 1, ""),
+        ];
+        spans.push(span(30, None, e, "prepare_key", 0, MS)); // outside any job
+        let mut events = trace(&spans);
+        events.push(instant(names::PROOF_DONE, 1, 0, 60 * MS));
+        events.push(instant(names::PROOF_DONE, 1, 1, 100 * MS + c));
+        events
+    }
+
+    #[test]
+    fn job_section_from_an_engine_trace() {
+        let r = Report::from_events(&engine_trace(20));
+        assert_eq!(r.jobs.len(), 1);
+        let job = r.job(1).expect("job 1");
+        assert_eq!((job.partitions, job.proofs, job.wall_ns), (2, 2, 120 * MS));
+        assert!((job.proofs_per_min() - 2.0 * 60.0 / 0.12).abs() < 1e-6);
+        let stages: Vec<(&str, u64, usize)> =
+            job.stages.iter().map(|s| (s.stage.as_str(), s.total_ns, s.count)).collect();
+        assert_eq!(
+            stages,
+            [
+                (names::SYNTH, 50 * MS, 2),
+                (names::CHANNEL, 22 * MS, 2),
+                (names::GPU, 88 * MS, 2),
+                (names::FINALIZE, 20 * MS, 2)
+            ]
+        );
+        assert_eq!((job.lock_wait_ns, job.lock_held_ns), (0, 88 * MS));
+        // Devices are named by the engine's GPU span, not the backend's device name.
+        let devices: Vec<(&str, u64, usize)> =
+            job.devices.iter().map(|d| (d.device.as_str(), d.busy_ns, d.sections)).collect();
+        assert_eq!(devices, [("gpu:0", 30 * MS, 1), ("gpu:1", 50 * MS, 1)]);
+        assert!((job.devices[0].share - 0.25).abs() < 1e-9 && (job.devices[0].steady_share - 1.0).abs() < 1e-9);
+        assert_eq!(job.unattributed_by_layer, [(Layer::Engine, 8 * MS)], "GPU 12–15 and 45–50 of partition 0");
+        let b = job.bottleneck.as_ref().expect("two partitions");
+        assert_eq!(b.stage, "device", "{}", b.why);
+        // The run-wide figures see every device span, job or not.
+        assert_eq!(r.devices.iter().map(|d| d.device.as_str()).collect::<Vec<_>>(), ["gpu:0", "gpu:1"]);
+
+        let text = r.to_string();
+        assert!(text.contains("job 1: 2 partitions, 2 proofs, wall 120.000 ms (1000.0 proofs/min)"), "{text}");
+        assert!(text.contains("  device gpu:1: busy 41.7 % of the job (50.000 ms), 100.0 % steady"), "{text}");
+        assert!(text.contains("  bottleneck: device: "), "{text}");
+        assert!(text.contains("\n  prove ×2 "), "partitions grouped into one row: {text}");
+        assert!(text.contains("\n      LOCK_HELD ×2 "), "{text}");
+    }
+
+    #[test]
+    fn bottleneck_is_synthesis_when_the_devices_wait_and_none_for_one_partition() {
+        let r = Report::from_events(&engine_trace(0));
+        let b = r.jobs[0].bottleneck.as_ref().expect("two partitions");
+        // Partition 0 waited 2 ms in the channel, partition 1 none: 1 ms against 44 ms of GPU.
+        assert_eq!(b.stage, "synthesis", "{}", b.why);
+        assert!(b.why.contains("add synthesis workers"), "{}", b.why);
+
+        let one: Vec<Event> = engine_trace(0).into_iter().filter(|e| e.partition == 0).collect();
+        let r = Report::from_events(&one);
+        assert_eq!(r.jobs[0].partitions, 1);
+        assert_eq!(r.jobs[0].bottleneck, None);
+        assert!(r.to_string().contains("bottleneck: - (one partition"), "{r}");
+    }
+
+    #[test]
+    fn gap_warnings_group_spans_and_name_the_largest_gap() {
+        // Three GPU spans of 10 ms, each with 8 ms covered: 20 % unattributed, 6 ms in all;
+        // the largest gap (2 ms) is in the second. One tiny span group stays below 1 ms.
+        let e = Layer::Engine;
+        let mut spans = Vec::new();
+        for (i, (lo, gap_at_start)) in [(0, MS), (100, 2 * MS), (200, MS / 2)].into_iter().enumerate() {
+            let id = 10 * (i as u64 + 1);
+            let lo = lo * MS;
+            spans.push(labelled(span(id, None, e, names::GPU, lo, lo + 10 * MS), 1, i as u32, ""));
+            let start = lo + gap_at_start;
+            spans.push(labelled(span(id + 1, Some(id), Layer::Prover, "step", start, start + 8 * MS), 1, i as u32, ""));
+        }
+        spans.push(span(90, None, e, "tiny", 400 * MS, 400 * MS + 100_000));
+        spans.push(span(91, Some(90), e, "inner", 400 * MS, 400 * MS + 10_000));
+        let r = Report::from_events(&trace(&spans));
+        let warnings = r.gap_warnings(0.10);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert_eq!(
+            (w.name.as_str(), w.layer, w.spans, w.unattributed_ns, w.dur_ns),
+            (names::GPU, e, 3, 6 * MS, 30 * MS)
+        );
+        assert!((w.share() - 0.2).abs() < 1e-12);
+        let gap = w.largest.as_ref().expect("largest gap");
+        assert_eq!((gap.dur_ns(), gap.before.as_str(), gap.after.as_str()), (2 * MS, "start of GPU", "start of step"));
+        assert_eq!((w.job, w.partition), (1, 1));
+        assert!(r.gap_warnings(0.25).is_empty(), "20 % is below a 25 % threshold");
+        assert_eq!(r.unattributed_groups()[0].name, names::GPU, "the largest unattributed group");
+        assert!(r.unattributed_groups().iter().any(|g| g.name == "tiny"), "below the floor, still listed");
+
+        let text = r.render(0.10).to_string();
+        assert!(
+            text.contains(
+                "warning: GPU (engine) is 20.0 % unattributed (6.000 ms of 30.000 ms over 3 spans, above 10.0 %); \
+                 largest gap: 2.000 ms in job 1 partition 1, between start of GPU and start of step"
+            ),
+            "{text}"
+        );
+        assert!(!r.render(0.5).to_string().contains("warning:"));
+    }
 }
