@@ -291,6 +291,8 @@ fn json_line(
         "channel_high_water": engine.channel_high_water,
         "wall_ms": ms(job.wall_ns),
         "proofs_per_min": job.proofs_per_min(),
+        "steady_proofs_per_min": job.steady_proofs_per_min(),
+        "gpu_window_ms": ms(job.gpu_window_ns),
         "steps_ms": steps,
         "stages_ms": stages,
         "lock_wait_ms": ms(job.lock_wait_ns),

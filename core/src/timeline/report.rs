@@ -659,14 +659,17 @@ fn device_line(d: &DeviceBusy, over: &str) -> String {
 fn write_job(f: &mut fmt::Formatter<'_>, job: &JobStats) -> fmt::Result {
     writeln!(
         f,
-        "job {}: {} partition{}, {} proof{}, wall {} ms ({:.1} proofs/min)",
+        "job {}: {} partition{}, {} proof{}, wall {} ms ({:.1} proofs/min; {:.1} steady, over the {} ms from \
+         the first device section to the last)",
         job.job,
         job.partitions,
         if job.partitions == 1 { "" } else { "s" },
         job.proofs,
         if job.proofs == 1 { "" } else { "s" },
         ms(job.wall_ns),
-        job.proofs_per_min()
+        job.proofs_per_min(),
+        job.steady_proofs_per_min(),
+        ms(job.gpu_window_ns)
     )?;
     let stages: Vec<String> =
         job.stages.iter().map(|s| format!("{} {}", s.stage, ms_f(job.stage_mean_ns(&s.stage)))).collect();
@@ -971,7 +974,11 @@ mod tests {
         assert_eq!(r.devices.iter().map(|d| d.device.as_str()).collect::<Vec<_>>(), ["gpu:0", "gpu:1"]);
 
         let text = r.to_string();
-        assert!(text.contains("job 1: 2 partitions, 2 proofs, wall 120.000 ms (1000.0 proofs/min)"), "{text}");
+        assert_eq!((job.gpu_sections, job.gpu_window_ns), (2, 98 * MS), "12 ms to 110 ms");
+        assert!(
+            text.contains("job 1: 2 partitions, 2 proofs, wall 120.000 ms (1000.0 proofs/min; 1224.5 steady"),
+            "{text}"
+        );
         assert!(text.contains("  device gpu:1: busy 41.7 % of the job (50.000 ms), 100.0 % steady"), "{text}");
         assert!(text.contains("  bottleneck: device: "), "{text}");
         assert!(text.contains("\n  prove ×2 "), "partitions grouped into one row: {text}");

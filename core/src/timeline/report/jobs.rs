@@ -57,6 +57,11 @@ pub struct JobStats {
     /// Every `LOCK_WAIT` of the job, before and inside the device sections.
     pub lock_wait_ns: u64,
     pub lock_held_ns: u64,
+    /// From the first device section's start to the last one's end: the job's steady
+    /// state, without the ramp (synthesis of the first partitions) and the tail.
+    pub gpu_window_ns: u64,
+    /// Device sections (`GPU` spans) of the job.
+    pub gpu_sections: usize,
     pub devices: Vec<DeviceBusy>,
     /// Unattributed time of the job's spans that have children, per layer.
     pub unattributed_by_layer: Vec<(Layer, u64)>,
@@ -70,6 +75,15 @@ impl JobStats {
         match self.wall_ns {
             0 => 0.0,
             wall => self.proofs as f64 * 60e9 / wall as f64,
+        }
+    }
+
+    /// Device sections per minute over [`JobStats::gpu_window_ns`]: the throughput the
+    /// devices sustain once work reaches them.
+    pub fn steady_proofs_per_min(&self) -> f64 {
+        match self.gpu_window_ns {
+            0 => 0.0,
+            window => self.gpu_sections as f64 * 60e9 / window as f64,
         }
     }
 
@@ -197,6 +211,11 @@ pub(super) fn jobs(spans: &[SpanStats], events: &[Event]) -> Vec<JobStats> {
                 Some((layer, parents.map(|s| s.unattributed_ns).sum()))
             })
             .collect();
+        let gpu: Vec<&SpanStats> = engine_named(names::GPU).collect();
+        let gpu_window_ns = match (gpu.iter().map(|s| s.start_ns).min(), gpu.iter().map(|s| s.end_ns).max()) {
+            (Some(first), Some(last)) => last - first,
+            _ => 0,
+        };
         let mut stats = JobStats {
             job: job.job,
             partitions,
@@ -205,6 +224,8 @@ pub(super) fn jobs(spans: &[SpanStats], events: &[Event]) -> Vec<JobStats> {
             stages,
             lock_wait_ns: engine_named(names::LOCK_WAIT).map(SpanStats::dur_ns).sum(),
             lock_held_ns: engine_named(names::LOCK_HELD).map(SpanStats::dur_ns).sum(),
+            gpu_window_ns,
+            gpu_sections: gpu.len(),
             devices: devices_busy(spans, &placement, job.dur_ns(), |i| in_job(i, j)),
             unattributed_by_layer,
             bottleneck: None,
