@@ -12,7 +12,8 @@ use ark_ff::UniformRand;
 use g16_core::backend::{self, Backend, BackendKind};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::engine::{
-    default_synthesis_workers, parse_device_list, Engine, EngineConfig, EngineDevice, LockDesign, Partition,
+    default_synthesis_workers, parse_device_list, Engine, EngineConfig, EngineDevice, EngineError, LockDesign,
+    Partition,
 };
 use g16_core::timeline::{self, Layer, Report, Timeline};
 use g16_core::{AnyBackend, Fr};
@@ -126,8 +127,9 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
         if i > 0 {
             tl = Timeline::new();
         }
-        let (report, outcome, engine_info) = prove_job(&args, devices, config(run), &tl)?;
+        let (result, outcome, engine_info) = prove_job(&args, devices, config(run), &tl)?;
         devices = outcome;
+        // The files are written even for a failed job: they show how far it got.
         let events = tl.events();
         let suffix = several.then(|| format!("{}-w{}", run.lock, run.workers));
         if let Some(path) = &args.timeline {
@@ -139,9 +141,14 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
             let path = with_suffix(path, suffix.as_deref());
             timeline::chrome::write_chrome(&events, &mut create(&path)?)?;
         }
+        result?;
+        let report = Report::from_events(&events);
         let job = report.jobs.first().ok_or_else(|| CliError::Usage("the job left no timeline".into()))?;
         if args.json {
-            println!("{}", json_line(&args, run, &info, &report, &engine_info));
+            // The job's own spans, without the setup the first configuration's timeline holds.
+            let own: Vec<timeline::Event> = events.iter().filter(|e| e.job == job.job).cloned().collect();
+            let job_report = Report::from_events(&own);
+            println!("{}", json_line(&args, run, &info, &report, &job_report, &engine_info));
         } else {
             if several {
                 println!("== lock {}, {} worker(s) per device", run.lock, run.workers);
@@ -196,13 +203,18 @@ struct EngineInfo {
     channel_high_water: usize,
 }
 
-/// Runs one job of `args.partitions` partitions; gives the devices back for the next.
+/// One configuration's run: the job's outcome, the devices (for the next configuration),
+/// and what the engine said.
+type JobRun = (Result<(), EngineError>, Vec<EngineDevice<AnyBackend>>, EngineInfo);
+
+/// Runs one job of `args.partitions` partitions: its outcome, and the devices back for the
+/// next configuration.
 fn prove_job(
     args: &ProveArgs,
     devices: Vec<EngineDevice<AnyBackend>>,
     config: EngineConfig,
     tl: &Timeline,
-) -> Result<(Report, Vec<EngineDevice<AnyBackend>>, EngineInfo), CliError> {
+) -> Result<JobRun, CliError> {
     let engine = Engine::start(devices, config, tl)?;
     for notice in engine.notices() {
         eprintln!("note: {notice}");
@@ -234,8 +246,7 @@ fn prove_job(
         channel_high_water: engine.stats().channel_high_water,
     };
     let devices = engine.shutdown();
-    result?;
-    Ok((Report::from_events(&tl.events()), devices, info))
+    Ok((result.map(|_| ()), devices, info))
 }
 
 fn json_line(
@@ -243,6 +254,7 @@ fn json_line(
     run: Run,
     info: &backend::BackendInfo,
     report: &Report,
+    job_report: &Report,
     engine: &EngineInfo,
 ) -> serde_json::Value {
     let job = &report.jobs[0];
@@ -260,7 +272,7 @@ fn json_line(
         .collect();
     let steady =
         job.devices.iter().map(|d| d.steady_share).fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
-    let largest = report.unattributed_groups().into_iter().next().map(|w| {
+    let largest = job_report.unattributed_groups().into_iter().next().map(|w| {
         json!({ "name": w.name, "layer": w.layer, "spans": w.spans, "unattributed_ms": ms(w.unattributed_ns),
                 "share": w.share(), "largest_gap": w.largest.map(|g| json!({
                     "ms": ms(g.dur_ns()), "between": g.before, "and": g.after, "job": w.job, "partition": w.partition })) })

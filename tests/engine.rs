@@ -536,6 +536,10 @@ fn submit_and_start_refuse_bad_input() {
     assert!(matches!(Engine::start(twins, EngineConfig::default(), &tl), Err(EngineError::Config(_))));
     let engine = Engine::start(cpu_devices(1, &pk, &tl), EngineConfig::default(), &tl).unwrap();
     assert!(matches!(engine.submit(Vec::new()), Err(EngineError::EmptyJob)));
+    // A disabled timeline records nothing and changes nothing else.
+    let (specs, partitions) = good_job(&mut rng, 0..3);
+    Reference::new(&pk).check(&wait(engine.submit(partitions).unwrap()).expect("job"), &specs);
+    assert!(tl.is_empty());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -17,6 +17,10 @@
 //!   [`crate::timeline::report::names`]; the report turns them into per-job figures.
 //! - Shutdown drains ([`Engine::shutdown`]) or cancels (dropping the engine); both join
 //!   every thread.
+//! - A device worker takes a partition from the channel and then waits for its device's
+//!   lock (`GPU_PICKUP`, then `LOCK_WAIT`), so the next partition is in hand the moment the
+//!   device frees. The price, with several workers per device and several devices: near a
+//!   job's end, a partition can wait at a busy device while another device is idle.
 
 mod config;
 mod device;
