@@ -20,7 +20,8 @@
 #   PARTITIONS   partitions per job [10]
 #   LOCKS        [single,split]
 #   WORKERS      device workers per device [1,2,3]
-#   SYNTH        synthesis workers [the host's threads: synthesis must not be the bottleneck]
+#   SYNTH        synthesis workers [the host's threads, at most 8: enough to keep synthesis
+#                off the critical path at 2^22, few enough for host memory]
 #   BOUND        channel bound [4]
 #   MULTI_PARTITIONS  partitions per job of the scaling check [20]
 #   MULTI_CONFIG      "--lock split --gpu-workers-per-device 2" [that]
@@ -38,7 +39,7 @@ SIZES=${SIZES:-20 22}
 PARTITIONS=${PARTITIONS:-10}
 LOCKS=${LOCKS:-single,split}
 WORKERS=${WORKERS:-1,2,3}
-SYNTH=${SYNTH:-$(nproc)}
+SYNTH=${SYNTH:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
 BOUND=${BOUND:-4}
 MULTI_PARTITIONS=${MULTI_PARTITIONS:-20}
 MULTI_CONFIG=${MULTI_CONFIG:---lock split --gpu-workers-per-device 2}

@@ -162,7 +162,9 @@ pub(crate) struct Ready {
 pub(crate) struct Proven {
     pub ticket: Ticket,
     pub sums: MsmSums,
-    pub public_inputs: Vec<Fr>,
+    /// The host copy: its public inputs are verified against, and freeing it (hundreds of
+    /// MB at 2^22) is the finalizer's work, not the device worker's.
+    pub syn: Synthesized,
     /// The device whose key assembles it (every device's key holds the same host points).
     pub device: usize,
 }
@@ -181,12 +183,11 @@ pub(crate) fn device_worker<B: Backend>(shared: &Shared<B>, device: usize, worke
             continue;
         }
         let ctx = WorkerCtx { shared, device, worker };
-        let public_inputs = syn.public_inputs().to_vec();
-        let outcome = catch_unwind(AssertUnwindSafe(|| ctx.device_section(&ticket, syn)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| ctx.device_section(&ticket, &syn)));
         let (job, partition) = (ticket.job.id, ticket.partition);
         match outcome {
             Ok(Ok(sums)) => {
-                let item = Proven { ticket, sums, public_inputs, device };
+                let item = Proven { ticket, sums, syn, device };
                 // The finalizer outlives the device workers; if it is gone, the ticket
                 // (dropped with the item) settles the partition as cancelled.
                 let _ = finalizer.send(item);
@@ -211,12 +212,11 @@ struct WorkerCtx<'a, B: Backend> {
 }
 
 impl<B: Backend> WorkerCtx<'_, B> {
-    fn device_section(&self, ticket: &Ticket, syn: Synthesized) -> Result<MsmSums, ProveError> {
+    fn device_section(&self, ticket: &Ticket, syn: &Synthesized) -> Result<MsmSums, ProveError> {
         let slot = &self.shared.devices[self.device];
         let (dev, locks, tl) = (&slot.device, &slot.locks, &ticket.tl);
         let prover = Prover::new(&dev.backend);
         let key = &dev.key;
-        // Device spans go on the timeline after each phase, failed or not.
         let gpu_detail = format!("device={} worker={} lock={}", dev.label, self.worker, locks.design);
         match locks.design {
             LockDesign::Single => {
@@ -227,8 +227,7 @@ impl<B: Backend> WorkerCtx<'_, B> {
                 };
                 let _gpu = tl.span_under(Layer::Engine, names::GPU, Some(ticket.span), gpu_detail);
                 let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=device");
-                let mut staged = drained(tl, &dev.backend, prover.stage(key, &syn, tl))?;
-                drop(syn);
+                let mut staged = drained(tl, &dev.backend, prover.stage(key, syn, tl))?;
                 let sums = drained(tl, &dev.backend, prover.compute(key, &mut staged, ticket.r, tl))?;
                 prover.release(staged, tl);
                 drained(tl, &dev.backend, Ok(sums))
@@ -244,9 +243,8 @@ impl<B: Backend> WorkerCtx<'_, B> {
                 let mut staged = {
                     let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=stage");
                     let _stage_lock = stage_lock;
-                    drained(tl, &dev.backend, prover.stage(key, &syn, tl))?
+                    drained(tl, &dev.backend, prover.stage(key, syn, tl))?
                 };
-                drop(syn);
                 let sums = {
                     let _compute_lock = wait_for(tl, "compute", &locks.device);
                     let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=compute");
