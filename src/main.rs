@@ -56,7 +56,12 @@ enum Command {
 #[derive(Subcommand)]
 enum TimelineCommand {
     /// The report for a saved TIMELINE text file or Chrome trace JSON.
-    Report { file: PathBuf },
+    Report {
+        file: PathBuf,
+        /// Warn about spans whose unattributed share is above PCT percent.
+        #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+        gap_warn: f64,
+    },
 }
 
 fn parse_circuit(s: &str) -> Result<CircuitKind, String> {
@@ -80,6 +85,8 @@ pub enum CliError {
     Circuit(#[from] g16_core::circuits::CircuitError),
     #[error(transparent)]
     Timeline(#[from] g16_core::timeline::TimelineError),
+    #[error(transparent)]
+    Engine(#[from] g16_core::engine::EngineError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
     #[error("setup failed: {0}")]
@@ -104,7 +111,7 @@ fn main() -> ExitCode {
         }
         Command::Prove(args) => prove::run(args),
         Command::Bench(args) => bench::run(args),
-        Command::Timeline { command: TimelineCommand::Report { file } } => timeline_report(&file),
+        Command::Timeline { command: TimelineCommand::Report { file, gap_warn } } => timeline_report(&file, gap_warn),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -148,11 +155,11 @@ fn reason(e: &g16_core::BackendError) -> String {
     }
 }
 
-fn timeline_report(file: &std::path::Path) -> Result<(), CliError> {
+fn timeline_report(file: &std::path::Path, gap_warn: f64) -> Result<(), CliError> {
     let events = g16_core::timeline::read_file(file)?;
     if events.is_empty() {
         return Err(CliError::Usage(format!("{} holds no timeline events", file.display())));
     }
-    print!("{}", g16_core::timeline::Report::from_events(&events));
+    print!("{}", g16_core::timeline::Report::from_events(&events).render(gap_warn / 100.0));
     Ok(())
 }

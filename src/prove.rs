@@ -1,20 +1,27 @@
-//! `g16 prove`: the main job — prove instances of a built-in circuit on the best backend,
-//! verify each, and show where the time went.
+//! `g16 prove`: the main job — prove partitions of a built-in circuit with the engine on one
+//! or more devices, verify each, and show where the time went.
+//!
+//! `--lock` and `--gpu-workers-per-device` take lists; each combination runs as its own
+//! job on the same devices and key (loaded and prepared once), for benchmark sweeps.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use ark_ff::UniformRand;
 use g16_core::backend::{self, Backend, BackendKind};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::prover::{verify, Prover};
+use g16_core::engine::{
+    default_synthesis_workers, parse_device_list, Engine, EngineConfig, EngineDevice, EngineError, LockDesign,
+    Partition,
+};
 use g16_core::timeline::{self, Layer, Report, Timeline};
-use g16_core::Fr;
+use g16_core::{AnyBackend, Fr};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use crate::{io_err, keys, parse_backend, parse_circuit, progress, CliError};
+use crate::{io_err, keys, parse_backend, parse_circuit, progress, stamp, CliError};
 
 /// Small enough that a fresh machine (setup included) proves it in seconds on 2 cores.
 pub const DEFAULT_CIRCUIT: &str = "sha256";
@@ -27,11 +34,32 @@ pub struct ProveArgs {
     /// log2 of the number of constraints.
     #[arg(long, default_value_t = DEFAULT_SIZE)]
     pub size: u32,
+    /// The backend, on its device 0 (see --devices for more).
     #[arg(long, default_value = "auto", value_parser = parse_backend)]
     pub backend: BackendKind,
-    /// How many instances to prove (seeds seed, seed+1, …), one key.
+    /// Devices to spread the partitions over: `cuda:0,cuda:1`, `cuda` (every CUDA device),
+    /// `auto`, `cpu:0,cpu:1` (CPU instances over the same cores). Overrides --backend.
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// How many partitions (one job): instances with witness seeds seed, seed+1, …, one key.
     #[arg(long, default_value_t = 1)]
     pub partitions: u32,
+    /// Device lock design: single (one lock over the device section) or split (staging
+    /// and compute locks); a comma list runs each.
+    #[arg(long, default_value = "split", value_delimiter = ',')]
+    pub lock: Vec<LockDesign>,
+    /// Device workers per device; a comma list runs each.
+    #[arg(long, default_value = "2", value_delimiter = ',')]
+    pub gpu_workers_per_device: Vec<usize>,
+    /// Synthesis workers (default: half the host's threads).
+    #[arg(long)]
+    pub synth_workers: Option<usize>,
+    /// Synthesized partitions the channel holds before synthesis waits (host-memory bound).
+    #[arg(long, default_value_t = 2)]
+    pub channel_bound: usize,
+    /// Warn about spans whose unattributed share is above PCT percent.
+    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    pub gap_warn: f64,
     /// A proving key (ark-groth16 ProvingKey, compressed or not); default: the cached key for
     /// the circuit and size, generated on first use.
     #[arg(long)]
@@ -39,37 +67,121 @@ pub struct ProveArgs {
     /// Seed of the witnesses and of the proof randomness (r, s).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write the timeline as TIMELINE text lines.
+    /// Write the timeline as TIMELINE text lines (one file per configuration when several run).
     #[arg(long)]
     pub timeline: Option<PathBuf>,
-    /// Write the timeline as Chrome trace JSON (opens in Perfetto).
+    /// Write the timeline as Chrome trace JSON, which opens in Perfetto.
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// Skip verification.
     #[arg(long)]
     pub no_verify: bool,
-    /// Print one JSON object instead of the report.
+    /// Print one JSON object per configuration instead of the report.
     #[arg(long)]
     pub json: bool,
+}
+
+/// One configuration of a sweep.
+#[derive(Clone, Copy)]
+struct Run {
+    lock: LockDesign,
+    workers: usize,
 }
 
 pub fn run(args: ProveArgs) -> Result<(), CliError> {
     if args.partitions == 0 {
         return Err(CliError::Usage("--partitions must be at least 1".into()));
     }
+    if !args.gap_warn.is_finite() || args.gap_warn < 0.0 {
+        return Err(CliError::Usage("--gap-warn must be a percentage, at least 0".into()));
+    }
     // Reject a bad size before a key is generated for it.
     BuiltinCircuit::new(args.circuit, args.size, args.seed)?;
-    let tl = Timeline::new();
-    let wall_start = timeline::now_ns();
-
-    let backend = {
-        let _g = tl.span(Layer::Engine, "open_backend");
-        backend::open(args.backend)?
+    let runs: Vec<Run> = args
+        .lock
+        .iter()
+        .flat_map(|&lock| args.gpu_workers_per_device.iter().map(move |&workers| Run { lock, workers }))
+        .collect();
+    let config = |run: Run| EngineConfig {
+        synthesis_workers: args.synth_workers.unwrap_or_else(default_synthesis_workers),
+        channel_bound: args.channel_bound,
+        workers_per_device: run.workers,
+        lock: run.lock,
+        verify: !args.no_verify,
     };
-    let info = backend.info();
-    if !args.json {
-        println!("backend {} on {}", info.kind, info.device);
+    for &run in &runs {
+        config(run).validate()?;
     }
+
+    // The first configuration's timeline also holds the setup (opening, key, preparation).
+    let mut tl = Timeline::new();
+    let mut devices = open_devices(&args, &tl)?;
+    let info = devices[0].backend().info();
+    if !args.json {
+        for d in &devices {
+            println!("device {} on {}", d.label(), d.backend().info().device);
+        }
+    }
+    let several = runs.len() > 1;
+    for (i, &run) in runs.iter().enumerate() {
+        if i > 0 {
+            tl = Timeline::new();
+        }
+        let (result, outcome, engine_info) = prove_job(&args, devices, config(run), &tl)?;
+        devices = outcome;
+        // The files are written even for a failed job: they show how far it got.
+        let events = tl.events();
+        let suffix = several.then(|| format!("{}-w{}", run.lock, run.workers));
+        if let Some(path) = &args.timeline {
+            let path = with_suffix(path, suffix.as_deref());
+            let mut f = create(&path)?;
+            timeline::text::write_text(&events, &mut f).map_err(io_err(format!("writing {}", path.display())))?;
+        }
+        if let Some(path) = &args.trace {
+            let path = with_suffix(path, suffix.as_deref());
+            timeline::chrome::write_chrome(&events, &mut create(&path)?)?;
+        }
+        result?;
+        let report = Report::from_events(&events);
+        let job = report.jobs.first().ok_or_else(|| CliError::Usage("the job left no timeline".into()))?;
+        if args.json {
+            // The job's own spans, without the setup the first configuration's timeline holds.
+            let own: Vec<timeline::Event> = events.iter().filter(|e| e.job == job.job).cloned().collect();
+            let job_report = Report::from_events(&own);
+            println!("{}", json_line(&args, run, &info, &report, &job_report, &engine_info));
+        } else {
+            if several {
+                println!("== lock {}, {} worker(s) per device", run.lock, run.workers);
+            }
+            print!("{}", report.render(args.gap_warn / 100.0));
+            let verdict = if args.no_verify { "not verified (--no-verify)" } else { "all verified" };
+            println!(
+                "{} proof(s) of {} 2^{} in {:.1} ms: {verdict}",
+                job.proofs,
+                args.circuit,
+                args.size,
+                job.wall_ns as f64 / 1e6
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Opens the devices asked for and prepares the key on each.
+fn open_devices(args: &ProveArgs, tl: &Timeline) -> Result<Vec<EngineDevice<AnyBackend>>, CliError> {
+    let opened: Vec<(String, AnyBackend)> = {
+        let _g = tl.span(Layer::Engine, "open_backend");
+        match &args.devices {
+            Some(list) => parse_device_list(list)?
+                .into_iter()
+                .map(|spec| Ok((spec.label(), spec.open()?)))
+                .collect::<Result<_, CliError>>()?,
+            None => {
+                let b = backend::open(args.backend)?;
+                vec![(format!("{}:0", b.kind()), b)]
+            }
+        }
+    };
     let pk = {
         let _g = tl.span(Layer::Engine, "load_key");
         match &args.key {
@@ -77,88 +189,142 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
             None => keys::cached_or_generate(args.circuit, args.size)?.0,
         }
     };
-    let prover = Prover::new(&backend);
-    let key = {
-        let _g = tl.span(Layer::Engine, "prepare_key");
-        prover.prepare(&pk)?
-    };
-    drop(pk);
-
-    let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
-    let bar = progress::bar(u64::from(args.partitions), format!("proving {} 2^{}", args.circuit, args.size));
-    let mut failed = 0usize;
-    for partition in 0..args.partitions {
-        let ptl = tl.for_partition(0, partition);
-        let circuit = BuiltinCircuit::new(args.circuit, args.size, args.seed + u64::from(partition))?;
-        let public_inputs = circuit.public_inputs();
-        let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-        let proof = prover.prove(&key, circuit, r, s, &ptl)?;
-        if !args.no_verify {
-            let _g = ptl.span(Layer::Engine, "verify");
-            if !verify(&key, &proof, &public_inputs)? {
-                failed += 1;
-            }
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let wall_ms = (timeline::now_ns() - wall_start) as f64 / 1e6;
-
-    let events = tl.events();
-    if let Some(path) = &args.timeline {
-        let mut f = std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?,
-        );
-        timeline::text::write_text(&events, &mut f).map_err(io_err(format!("writing {}", path.display())))?;
-    }
-    if let Some(path) = &args.trace {
-        let mut f = std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?,
-        );
-        timeline::chrome::write_chrome(&events, &mut f)?;
-    }
-    let report = Report::from_events(&events);
-    let verified = !args.no_verify && failed == 0;
-
-    if args.json {
-        let steps: BTreeMap<String, f64> =
-            step_totals(&report).into_iter().map(|(k, ns)| (k, ns as f64 / 1e6)).collect();
-        let out = json!({
-            "backend": info.kind.name(),
-            "device": info.device,
-            "driver": info.driver,
-            "circuit": args.circuit.name(),
-            "size": args.size,
-            "partitions": args.partitions,
-            "proofs": args.partitions,
-            "verified": verified,
-            "verify_skipped": args.no_verify,
-            "wall_ms": wall_ms,
-            "steps_ms": steps,
-            "device_busy": report.device_busy,
-            "unattributed_ms": report.unattributed_ns as f64 / 1e6,
-            "seed": args.seed,
-        });
-        println!("{out}");
-    } else {
-        print!("{report}");
-        let verdict = if args.no_verify {
-            "not verified (--no-verify)".to_string()
-        } else if failed == 0 {
-            "all verified".to_string()
-        } else {
-            format!("{failed} FAILED verification")
-        };
-        println!("{} proof(s) of {} 2^{} in {wall_ms:.1} ms: {verdict}", args.partitions, args.circuit, args.size);
-    }
-    if failed > 0 {
-        return Err(CliError::NotVerified { failed, total: args.partitions as usize });
-    }
-    Ok(())
+    Ok(opened
+        .into_iter()
+        .map(|(label, backend)| EngineDevice::prepare(label, backend, &pk, tl))
+        .collect::<Result<_, _>>()?)
 }
 
-/// Time per prover step, summed over partitions: the steps of DESIGN.md's data flow, with
-/// the NTTs and MSMs kept apart so backends compare step by step.
+/// What the engine says about a run besides the timeline.
+struct EngineInfo {
+    notices: Vec<String>,
+    designs: Vec<(String, LockDesign)>,
+    synthesis_workers: usize,
+    channel_high_water: usize,
+}
+
+/// One configuration's run: the job's outcome, the devices (for the next configuration),
+/// and what the engine said.
+type JobRun = (Result<(), EngineError>, Vec<EngineDevice<AnyBackend>>, EngineInfo);
+
+/// Runs one job of `args.partitions` partitions: its outcome, and the devices back for the
+/// next configuration.
+fn prove_job(
+    args: &ProveArgs,
+    devices: Vec<EngineDevice<AnyBackend>>,
+    config: EngineConfig,
+    tl: &Timeline,
+) -> Result<JobRun, CliError> {
+    let engine = Engine::start(devices, config, tl)?;
+    for notice in engine.notices() {
+        eprintln!("note: {notice}");
+    }
+    // The same witnesses and (r, s) for every configuration, so their proofs are the same.
+    let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
+    let partitions = (0..args.partitions)
+        .map(|p| {
+            let circuit = BuiltinCircuit::new(args.circuit, args.size, args.seed + u64::from(p))?;
+            Ok(Partition::circuit(circuit, Fr::rand(&mut rng), Fr::rand(&mut rng)))
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
+    let bar = progress::bar(u64::from(args.partitions), format!("proving {} 2^{}", args.circuit, args.size));
+    let mut handle = engine.submit(partitions)?;
+    let result = loop {
+        match handle.wait_timeout(Duration::from_millis(100)) {
+            Ok(result) => break result,
+            Err(pending) => {
+                bar.set_position(u64::from(pending.settled()));
+                handle = pending;
+            }
+        }
+    };
+    bar.finish_and_clear();
+    let info = EngineInfo {
+        notices: engine.notices().to_vec(),
+        designs: engine.lock_designs(),
+        synthesis_workers: engine.config().synthesis_workers,
+        channel_high_water: engine.stats().channel_high_water,
+    };
+    let devices = engine.shutdown();
+    Ok((result.map(|_| ()), devices, info))
+}
+
+fn json_line(
+    args: &ProveArgs,
+    run: Run,
+    info: &backend::BackendInfo,
+    report: &Report,
+    job_report: &Report,
+    engine: &EngineInfo,
+) -> serde_json::Value {
+    let job = &report.jobs[0];
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let steps: BTreeMap<String, f64> = step_totals(report).into_iter().map(|(k, ns)| (k, ms(ns))).collect();
+    let stages: BTreeMap<&str, f64> =
+        job.stages.iter().map(|s| (s.stage.as_str(), job.stage_mean_ns(&s.stage) / 1e6)).collect();
+    let devices: Vec<serde_json::Value> = job
+        .devices
+        .iter()
+        .map(|d| {
+            json!({ "device": d.device, "busy_ms": ms(d.busy_ns), "share": d.share,
+                    "steady_share": d.steady_share, "sections": d.sections })
+        })
+        .collect();
+    let steady =
+        job.devices.iter().map(|d| d.steady_share).fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    let largest = job_report.unattributed_groups().into_iter().next().map(|w| {
+        json!({ "name": w.name, "layer": w.layer, "spans": w.spans, "unattributed_ms": ms(w.unattributed_ns),
+                "share": w.share(), "largest_gap": w.largest.map(|g| json!({
+                    "ms": ms(g.dur_ns()), "between": g.before, "and": g.after, "job": w.job, "partition": w.partition })) })
+    });
+    let warnings: Vec<serde_json::Value> = report
+        .gap_warnings(args.gap_warn / 100.0)
+        .into_iter()
+        .map(|w| json!({ "name": w.name, "layer": w.layer, "share": w.share(), "unattributed_ms": ms(w.unattributed_ns) }))
+        .collect();
+    let layers: BTreeMap<String, f64> =
+        job.unattributed_by_layer.iter().map(|(l, ns)| (l.to_string(), ms(*ns))).collect();
+    json!({
+        "backend": info.kind.name(),
+        "device": info.device,
+        "driver": info.driver,
+        "circuit": args.circuit.name(),
+        "size": args.size,
+        "partitions": args.partitions,
+        "proofs": job.proofs,
+        "verified": !args.no_verify,
+        "verify_skipped": args.no_verify,
+        "lock": run.lock.name(),
+        "lock_effective": engine.designs.iter().map(|(d, l)| json!({ "device": d, "lock": l.name() })).collect::<Vec<_>>(),
+        "notices": engine.notices,
+        "workers_per_device": run.workers,
+        "synth_workers": engine.synthesis_workers,
+        "channel_bound": args.channel_bound,
+        "channel_high_water": engine.channel_high_water,
+        "wall_ms": ms(job.wall_ns),
+        "proofs_per_min": job.proofs_per_min(),
+        "steady_proofs_per_min": job.steady_proofs_per_min(),
+        "gpu_window_ms": ms(job.gpu_window_ns),
+        "steps_ms": steps,
+        "stages_ms": stages,
+        "lock_wait_ms": ms(job.lock_wait_ns),
+        "lock_held_ms": ms(job.lock_held_ns),
+        "devices": devices,
+        "device_busy": report.device_busy,
+        "device_busy_steady": steady,
+        "unattributed_ms": ms(report.unattributed_ns),
+        "unattributed_by_layer_ms": layers,
+        "largest_unattributed": largest,
+        "gap_warnings": warnings,
+        "bottleneck": job.bottleneck,
+        "seed": args.seed,
+        "commit": stamp::COMMIT,
+        "date": stamp::today_utc(),
+    })
+}
+
+/// Time per step, summed over partitions: the prover's steps of DESIGN.md's data flow (the
+/// NTTs and MSMs apart, so backends compare step by step) and the engine's stages.
 fn step_totals(report: &Report) -> BTreeMap<String, u64> {
     let mut totals = BTreeMap::new();
     for span in &report.spans {
@@ -167,4 +333,20 @@ fn step_totals(report: &Report) -> BTreeMap<String, u64> {
         }
     }
     totals
+}
+
+fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, CliError> {
+    let f = std::fs::File::create(path).map_err(io_err(format!("creating {}", path.display())))?;
+    Ok(std::io::BufWriter::new(f))
+}
+
+/// `t.json` → `t-split-w2.json` when several configurations run.
+fn with_suffix(path: &Path, suffix: Option<&str>) -> PathBuf {
+    let Some(suffix) = suffix else { return path.to_path_buf() };
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{suffix}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{suffix}"),
+    };
+    path.with_file_name(name)
 }

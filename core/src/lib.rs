@@ -10,6 +10,7 @@
 
 pub mod backend;
 pub mod circuits;
+pub mod engine;
 pub mod prover;
 pub mod sample;
 pub mod timeline;

@@ -53,6 +53,31 @@ pub enum ProveError {
     Internal(String),
 }
 
+/// A partition's inputs on the device, between [`Prover::stage`] and [`Prover::release`].
+/// Dropping it frees the device memory.
+pub struct Staged {
+    /// a's evaluations; after [`Prover::compute`], H's coefficients.
+    a: ScalarBuffer,
+    /// b and c, until H is formed.
+    bc: Option<(ScalarBuffer, ScalarBuffer)>,
+    /// The assignment z, scalars of every MSM but H's.
+    z: ScalarBuffer,
+    num_instance: usize,
+    num_variables: usize,
+    domain_size: usize,
+}
+
+/// The MSM sums of one proof, on the host: what [`assemble`] turns into a proof.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MsmSums {
+    pub a: G1Projective,
+    /// Zero when r is zero (not computed).
+    pub b_g1: G1Projective,
+    pub b_g2: G2Projective,
+    pub l: G1Projective,
+    pub h: G1Projective,
+}
+
 /// Makes proofs on one backend. Cheap to create; the backend and keys are what is costly.
 pub struct Prover<'b, B: Backend + ?Sized> {
     backend: &'b B,
@@ -90,6 +115,9 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     }
 
     /// Steps 2–5 for an instance synthesized already (the engine synthesizes on other threads).
+    ///
+    /// The same as [`Prover::stage`], [`Prover::compute`], [`Prover::release`] and
+    /// [`assemble`] in a row, which is how the engine runs them, under its locks.
     pub fn prove_synthesized(
         &self,
         key: &PreparedKey,
@@ -113,48 +141,63 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         s: Fr,
         tl: &Timeline,
     ) -> Result<Proof, ProveError> {
+        let mut staged = self.stage(key, syn, tl)?;
+        let sums = self.compute(key, &mut staged, r, tl)?;
+        self.release(staged, tl);
+        Ok(assemble(key, &sums, r, s, tl))
+    }
+
+    /// Step 2, staging: checks the key against the instance and uploads a, b, c and the
+    /// assignment. The host copy (`syn`) is no longer needed afterwards.
+    pub fn stage(&self, key: &PreparedKey, syn: &Synthesized, tl: &Timeline) -> Result<Staged, ProveError> {
         check_key_matches(key, syn, self.backend)?;
         let backend = self.backend;
+        let _g = tl.span(Layer::Prover, "stage");
+        Ok(Staged {
+            a: backend.upload_scalars(&syn.a)?,
+            bc: Some((backend.upload_scalars(&syn.b)?, backend.upload_scalars(&syn.c)?)),
+            z: backend.upload_scalars(&syn.assignment)?,
+            num_instance: syn.num_instance,
+            num_variables: syn.num_variables(),
+            domain_size: syn.domain_size(),
+        })
+    }
 
-        // Step 2: staging. The assignment stays on the device for all the MSMs.
-        let (mut a, b, c, z) = {
-            let _g = tl.span(Layer::Prover, "stage");
-            (
-                backend.upload_scalars(&syn.a)?,
-                backend.upload_scalars(&syn.b)?,
-                backend.upload_scalars(&syn.c)?,
-                backend.upload_scalars(&syn.assignment)?,
-            )
-        };
-
+    /// Steps 3–4 on the device: H (into `a`'s buffer; b and c are freed as soon as it is
+    /// formed), then the MSMs against the resident bases, whose sums come back to the host.
+    /// `r` is needed only to skip B in G1 when it is zero (as arkworks does).
+    pub fn compute(&self, key: &PreparedKey, staged: &mut Staged, r: Fr, tl: &Timeline) -> Result<MsmSums, ProveError> {
+        let backend = self.backend;
+        let (b, c) = staged.bc.take().ok_or_else(|| ProveError::Internal("staged inputs computed twice".into()))?;
         // Step 3: H, which never leaves the device.
-        let h = self.quotient_h(&mut a, b, c, syn.domain_size(), tl)?;
+        let h = self.quotient_h(&mut staged.a, b, c, staged.domain_size, tl)?;
+        staged.a = h;
 
         // Step 4: the MSMs against the resident bases.
-        let n = syn.num_variables();
-        let all = Scalars::Device(&z, 0..n);
+        let (z, n) = (&staged.z, staged.num_variables);
+        let all = Scalars::Device(z, 0..n);
         let msm_g1 = |name: &str, bases, scalars| -> Result<G1Projective, ProveError> {
             let _g = tl.span(Layer::Prover, name);
             Ok(backend.msm_g1(bases, scalars)?)
         };
-        let a_acc = msm_g1("msm_g1_a", &key.a, all.clone())?;
+        let a = msm_g1("msm_g1_a", &key.a, all.clone())?;
         // B in G1 only feeds r·B₁ in C; with r = 0 it is not needed (as in arkworks).
-        let b1_acc = if r.is_zero() { G1Projective::zero() } else { msm_g1("msm_g1_b", &key.b_g1, all.clone())? };
-        let b2_acc: G2Projective = {
+        let b_g1 = if r.is_zero() { G1Projective::zero() } else { msm_g1("msm_g1_b", &key.b_g1, all.clone())? };
+        let b_g2: G2Projective = {
             let _g = tl.span(Layer::Prover, "msm_g2_b");
             backend.msm_g2(&key.b_g2, all)?
         };
-        let l_acc = msm_g1("msm_g1_l", &key.l, Scalars::Device(&z, syn.num_instance..n))?;
-        let h_acc = msm_g1("msm_g1_h", &key.h, Scalars::Device(&h, 0..key.h.len()))?;
+        let l = msm_g1("msm_g1_l", &key.l, Scalars::Device(z, staged.num_instance..n))?;
+        let h = msm_g1("msm_g1_h", &key.h, Scalars::Device(&staged.a, 0..key.h.len()))?;
+        Ok(MsmSums { a, b_g1, b_g2, l, h })
+    }
 
-        // Step 5: assembly.
-        let _g = tl.span(Layer::Prover, "assemble");
-        let vk = &key.vk;
-        let g_a = vk.alpha_g1.into_group() + a_acc + key.delta_g1 * r;
-        let g1_b = key.beta_g1.into_group() + b1_acc + key.delta_g1 * s;
-        let g_b = vk.beta_g2.into_group() + b2_acc + vk.delta_g2 * s;
-        let g_c = g_a * s + g1_b * r - key.delta_g1 * (r * s) + l_acc + h_acc;
-        Ok(Proof { a: g_a.into_affine(), b: g_b.into_affine(), c: g_c.into_affine() })
+    /// The end of the device section ("readback"): frees the partition's buffers. Nothing
+    /// is left to wait for: the MSM sums came back as host values, so every kernel that
+    /// used the buffers has finished.
+    pub fn release(&self, staged: Staged, tl: &Timeline) {
+        let _g = tl.span(Layer::Prover, "readback");
+        drop(staged);
     }
 
     /// `H = (a·b − c)/Z_H` as coefficients: each of a, b, c from evaluations on H to
@@ -192,6 +235,17 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         // Hand the buffer over without a copy: the caller's `a` becomes an empty placeholder.
         Ok(std::mem::replace(a, backend.alloc_scalars(0)?))
     }
+}
+
+/// Step 5, on the CPU: A = α + A_msm + rδ, B = β + B_msm + sδ, C = s·A + r·B₁ − rsδ + L + H.
+pub fn assemble(key: &PreparedKey, sums: &MsmSums, r: Fr, s: Fr, tl: &Timeline) -> Proof {
+    let _g = tl.span(Layer::Prover, "assemble");
+    let vk = &key.vk;
+    let g_a = vk.alpha_g1.into_group() + sums.a + key.delta_g1 * r;
+    let g1_b = key.beta_g1.into_group() + sums.b_g1 + key.delta_g1 * s;
+    let g_b = vk.beta_g2.into_group() + sums.b_g2 + vk.delta_g2 * s;
+    let g_c = g_a * s + g1_b * r - key.delta_g1 * (r * s) + sums.l + sums.h;
+    Proof { a: g_a.into_affine(), b: g_b.into_affine(), c: g_c.into_affine() }
 }
 
 /// The key's sizes must be the circuit's, or the proof would be garbage.

@@ -227,6 +227,8 @@ struct Store {
     events: Vec<Event>,
     /// Open spans: id → index of their Begin in `events`, so `end` can copy its labels.
     open: HashMap<SpanId, usize>,
+    /// Every span's (job, partition), so device spans take their parent's labels.
+    labels: HashMap<SpanId, (u64, u32)>,
 }
 
 /// The recorder. Cheap to clone and shared by every thread of a run; each clone carries
@@ -309,6 +311,24 @@ impl Timeline {
         SpanGuard { timeline: self.clone(), id, _thread_bound: PhantomData }
     }
 
+    /// [`Timeline::span`] under an explicit parent, for a thread that continues work whose
+    /// parent span was begun on another thread (the engine's workers); while the guard
+    /// lives it is this thread's current span, so spans begun beneath it nest under it.
+    pub fn span_under(
+        &self,
+        layer: Layer,
+        name: impl Into<String>,
+        parent: Option<SpanId>,
+        detail: impl Into<String>,
+    ) -> SpanGuard {
+        if self.store.is_none() {
+            return SpanGuard::inert();
+        }
+        let id = self.begin(layer, name, parent, detail);
+        push_current(id);
+        SpanGuard { timeline: self.clone(), id, _thread_bound: PhantomData }
+    }
+
     /// Begins a span that is not on the thread-local stack, for spans that begin on one
     /// thread and end on another; end it with [`Timeline::end`]. Returns 0 when disabled.
     pub fn begin(
@@ -334,6 +354,7 @@ impl Timeline {
         };
         let mut store = lock(store);
         let index = store.events.len();
+        store.labels.insert(id, (event.job, event.partition));
         store.events.push(event);
         store.open.insert(id, index);
         id
@@ -386,21 +407,26 @@ impl Timeline {
     /// Records device-measured spans as Begin/End pairs at their own (host-clock) times,
     /// layer Device, under the parent each span names, with detail
     /// `device=<device> err_ns=<error bound>`. A span whose end precedes its start is
-    /// recorded with zero length.
+    /// recorded with zero length. Each span takes the (job, partition) labels of its parent
+    /// where the parent is in this store (a backend shared by several workers hands any of
+    /// them every worker's spans), else this timeline's.
     pub fn record_device_spans(&self, spans: &[DeviceSpan]) {
         let Some(store) = &self.store else { return };
         let mut store = lock(store);
         for span in spans {
             let id = next_span_id();
+            let parent = real_parent(span.parent);
+            let (job, partition) =
+                parent.and_then(|p| store.labels.get(&p).copied()).unwrap_or((self.job, self.partition));
             let begin = Event {
                 ts_ns: span.start_ns,
                 kind: EventKind::Begin,
                 span: id,
-                parent: real_parent(span.parent),
+                parent,
                 layer: Layer::Device,
                 name: span.name.clone(),
-                job: self.job,
-                partition: self.partition,
+                job,
+                partition,
                 detail: device_detail(&span.device, span.error_bound_ns),
             };
             let end = Event {
@@ -787,6 +813,47 @@ mod tests {
         assert_eq!(end.detail, "");
         tl.end(123_456_789); // unknown ids are ignored
         assert_eq!(tl.len(), 4);
+    }
+
+    #[test]
+    fn span_under_nests_on_another_thread_and_device_spans_take_parent_labels() {
+        let tl = Timeline::new();
+        let job = tl.for_partition(2, 5);
+        let root = job.begin(Layer::Engine, "prove", None, "");
+        let (worker_span, step_span) = {
+            let job = job.clone();
+            std::thread::spawn(move || {
+                let held = job.span_under(Layer::Engine, "GPU", Some(root), "");
+                let step = job.span(Layer::Prover, "stage");
+                assert_eq!(current_span(), Some(step.id()));
+                (held.id(), step.id())
+            })
+            .join()
+            .expect("worker")
+        };
+        job.end(root);
+        assert_eq!(current_span(), None, "the worker's stack is its own");
+        // Another worker (other labels) drains the device spans of this partition's step.
+        let other = tl.for_partition(9, 1);
+        let device = |name: &str, parent| DeviceSpan {
+            name: name.into(),
+            parent,
+            start_ns: 1,
+            end_ns: 2,
+            error_bound_ns: 0,
+            device: "cpu".into(),
+        };
+        other.record_device_spans(&[device("msm", Some(step_span)), device("orphan", Some(987_654_321))]);
+
+        let events = tl.events();
+        let gpu = find(&events, "GPU", EventKind::Begin);
+        assert_eq!((gpu.span, gpu.parent), (worker_span, Some(root)));
+        assert_eq!(find(&events, "stage", EventKind::Begin).parent, Some(worker_span));
+        let msm = find(&events, "msm", EventKind::Begin);
+        assert_eq!((msm.job, msm.partition), (2, 5), "labels of the parent's partition");
+        let orphan = find(&events, "orphan", EventKind::End);
+        assert_eq!((orphan.job, orphan.partition), (9, 1), "unknown parent: the recorder's labels");
+        assert!(Timeline::disabled().span_under(Layer::Engine, "x", Some(1), "").id() == 0);
     }
 
     #[test]

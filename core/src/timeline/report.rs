@@ -20,12 +20,49 @@
 //! - wall = latest end − earliest begin over all spans; device busy = union of all
 //!   Device-layer spans over wall.
 
+mod jobs;
+mod warnings;
+
 use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Event, EventKind, Layer, SpanId};
+
+pub use jobs::{Bottleneck, DeviceBusy, JobStats, StageTime, BUSY_TARGET};
+pub use warnings::{GapWarning, DEFAULT_GAP_WARN, MIN_WARN_NS};
+
+/// The names of the engine's spans and events, which the per-job section of the report
+/// reads. Per partition (all under its `prove` span, under the job's `job` span):
+/// `SYNTH_WAIT` (queued for a synthesis worker) → `SYNTH` → `BACKPRESSURE` (waiting for
+/// room in the channel; ends at `CHAN_SEND`) → `CHANNEL` (until `GPU_PICKUP`) →
+/// `LOCK_WAIT` → `GPU` (the device section: `GPU_START`/`GPU_END`, with `LOCK_HELD` and
+/// further `LOCK_WAIT` spans, then the prover's steps, inside) → `FINALIZE` (`assemble`,
+/// `verify`, then `PROOF_DONE`).
+pub mod names {
+    pub const JOB: &str = "job";
+    /// One partition, from submission to its proof (or failure).
+    pub const PARTITION: &str = "prove";
+    pub const SYNTH_WAIT: &str = "SYNTH_WAIT";
+    pub const SYNTH: &str = "SYNTH";
+    pub const BACKPRESSURE: &str = "BACKPRESSURE";
+    pub const CHANNEL: &str = "CHANNEL";
+    pub const LOCK_WAIT: &str = "LOCK_WAIT";
+    pub const LOCK_HELD: &str = "LOCK_HELD";
+    /// Its detail starts `device=<label> `: the device the partition ran on.
+    pub const GPU: &str = "GPU";
+    pub const FINALIZE: &str = "FINALIZE";
+    pub const VERIFY: &str = "verify";
+    // Instants.
+    pub const CHAN_SEND: &str = "CHAN_SEND";
+    pub const GPU_PICKUP: &str = "GPU_PICKUP";
+    pub const PROOF_DONE: &str = "PROOF_DONE";
+    pub const PARTITION_FAILED: &str = "PARTITION_FAILED";
+    pub const LOCK_DEGRADED: &str = "LOCK_DEGRADED";
+    /// The stages a partition passes through, in order, for per-stage times.
+    pub const STAGES: [&str; 7] = [SYNTH_WAIT, SYNTH, BACKPRESSURE, CHANNEL, LOCK_WAIT, GPU, FINALIZE];
+}
 
 /// How many gaps [`Report::from_events`] keeps.
 pub const DEFAULT_TOP_GAPS: usize = 10;
@@ -52,6 +89,10 @@ pub struct SpanStats {
     pub covered_ns: u64,
     /// `dur - covered` for spans with children; 0 for leaves.
     pub unattributed_ns: u64,
+    /// The Begin event's detail.
+    pub detail: String,
+    /// This span's largest gap (of at least [`MIN_GAP_NS`]), if any.
+    pub largest_gap: Option<Gap>,
 }
 
 impl SpanStats {
@@ -100,6 +141,10 @@ pub struct Report {
     pub unattributed_ns: u64,
     /// Largest first (ties: earlier first).
     pub gaps: Vec<Gap>,
+    /// Per device, over the run's wall time (see [`DeviceBusy`]).
+    pub devices: Vec<DeviceBusy>,
+    /// One per engine job (`job` span), in order.
+    pub jobs: Vec<JobStats>,
 }
 
 impl Report {
@@ -117,9 +162,13 @@ impl Report {
         for &(i, depth) in &tree.order {
             let node = &nodes[i];
             let kids: Vec<&Node> = tree.children[i].iter().map(|&c| &nodes[c]).collect();
-            let covered_ns = cover(node, &kids, &mut gaps);
+            let mut own = Vec::new();
+            let covered_ns = cover(node, &kids, &mut own);
             let unattributed_ns = if kids.is_empty() { 0 } else { node.dur_ns() - covered_ns };
-            spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns));
+            let largest =
+                own.iter().min_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns))).cloned();
+            gaps.extend(own);
+            spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns, largest));
         }
         gaps.sort_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns)).then(a.span.cmp(&b.span)));
         gaps.truncate(n);
@@ -133,7 +182,31 @@ impl Report {
             wall => device_busy_ns as f64 / wall as f64,
         });
         let unattributed_ns = spans.iter().filter(|s| s.children > 0).map(|s| s.unattributed_ns).sum();
-        Report { spans, wall_ns, device_busy_ns, device_busy, unattributed_ns, gaps }
+        let devices = jobs::run_devices(&spans, wall_ns);
+        let jobs = jobs::jobs(&spans, events);
+        Report { spans, wall_ns, device_busy_ns, device_busy, unattributed_ns, gaps, devices, jobs }
+    }
+
+    /// Span groups (by layer and name) whose unattributed share is above `threshold`
+    /// (0.10 for 10 %); see [`GapWarning`].
+    pub fn gap_warnings(&self, threshold: f64) -> Vec<GapWarning> {
+        warnings::gap_warnings(&self.spans, threshold)
+    }
+
+    /// Every group of spans with children (by layer and name) with its unattributed time,
+    /// largest first: the first is the largest unattributed span.
+    pub fn unattributed_groups(&self) -> Vec<GapWarning> {
+        warnings::groups(&self.spans)
+    }
+
+    /// The report as text, warning about gaps above `gap_warn` (a share); `Display` uses
+    /// [`DEFAULT_GAP_WARN`].
+    pub fn render(&self, gap_warn: f64) -> Rendered<'_> {
+        Rendered { report: self, gap_warn }
+    }
+
+    pub fn job(&self, job: u64) -> Option<&JobStats> {
+        self.jobs.iter().find(|j| j.job == job)
     }
 
     /// Unattributed time per layer, over spans with children, in layer order; only layers
@@ -169,6 +242,7 @@ struct Node {
     partition: u32,
     start: u64,
     end: u64,
+    detail: String,
 }
 
 impl Node {
@@ -176,7 +250,14 @@ impl Node {
         self.end - self.start
     }
 
-    fn stats(&self, depth: usize, children: usize, covered_ns: u64, unattributed_ns: u64) -> SpanStats {
+    fn stats(
+        &self,
+        depth: usize,
+        children: usize,
+        covered_ns: u64,
+        unattributed_ns: u64,
+        largest_gap: Option<Gap>,
+    ) -> SpanStats {
         SpanStats {
             id: self.id,
             parent: self.parent,
@@ -190,6 +271,8 @@ impl Node {
             children,
             covered_ns,
             unattributed_ns,
+            detail: self.detail.clone(),
+            largest_gap,
         }
     }
 }
@@ -210,6 +293,7 @@ fn collect_nodes(events: &[Event]) -> Vec<Node> {
                 partition: e.partition,
                 start: e.ts_ns,
                 end: last_ns,
+                detail: e.detail.clone(),
             });
             nodes.len() - 1
         });
@@ -404,41 +488,201 @@ fn percent(share: f64) -> String {
     format!("{:.1} %", share * 100.0)
 }
 
+/// A [`Report`] as text, with its gap-warning threshold.
+pub struct Rendered<'a> {
+    report: &'a Report,
+    gap_warn: f64,
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let indented = |s: &SpanStats| format!("{}{}", "  ".repeat(s.depth), s.name);
-        let width = self.spans.iter().map(|s| indented(s).chars().count()).max().unwrap_or(0).max(4);
+        self.render(DEFAULT_GAP_WARN).fmt(f)
+    }
+}
+
+/// One row of the table: the spans that share a path of names from the root (the same
+/// step of every partition), summed.
+struct Row<'a> {
+    name: &'a str,
+    layer: Layer,
+    depth: usize,
+    count: usize,
+    dur_ns: u64,
+    covered_ns: u64,
+    unattributed_ns: u64,
+    with_children: bool,
+    rows: Vec<usize>,
+}
+
+/// Rows in tree order: spans grouped by (parent row, name, layer).
+fn rows(spans: &[SpanStats]) -> (Vec<Row<'_>>, Vec<usize>) {
+    let mut rows: Vec<Row<'_>> = Vec::new();
+    let mut roots = Vec::new();
+    let mut row_of_span: HashMap<SpanId, usize> = HashMap::new();
+    let mut keyed: HashMap<(Option<usize>, &str, Layer), usize> = HashMap::new();
+    for s in spans {
+        let parent_row = s.parent.and_then(|p| row_of_span.get(&p).copied());
+        let key = (parent_row, s.name.as_str(), s.layer);
+        let r = *keyed.entry(key).or_insert_with(|| {
+            rows.push(Row {
+                name: &s.name,
+                layer: s.layer,
+                depth: parent_row.map_or(0, |p| rows[p].depth + 1),
+                count: 0,
+                dur_ns: 0,
+                covered_ns: 0,
+                unattributed_ns: 0,
+                with_children: false,
+                rows: Vec::new(),
+            });
+            let r = rows.len() - 1;
+            match parent_row {
+                Some(p) => rows[p].rows.push(r),
+                None => roots.push(r),
+            }
+            r
+        });
+        row_of_span.insert(s.id, r);
+        let row = &mut rows[r];
+        row.count += 1;
+        row.dur_ns += s.dur_ns();
+        if s.children > 0 {
+            row.with_children = true;
+            row.covered_ns += s.covered_ns;
+            row.unattributed_ns += s.unattributed_ns;
+        }
+    }
+    let mut order = Vec::with_capacity(rows.len());
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(r) = stack.pop() {
+        order.push(r);
+        stack.extend(rows[r].rows.iter().rev());
+    }
+    (rows, order)
+}
+
+fn ms_f(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+impl fmt::Display for Rendered<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let report = self.report;
+        let (rows, order) = rows(&report.spans);
+        let label = |r: &Row<'_>| {
+            let count = if r.count > 1 { format!(" ×{}", r.count) } else { String::new() };
+            format!("{}{}{count}", "  ".repeat(r.depth), r.name)
+        };
+        let width = order.iter().map(|&r| label(&rows[r]).chars().count()).max().unwrap_or(0).max(4);
         writeln!(f, "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}", "span", "layer", "ms", "covered", "unattr ms")?;
-        for s in &self.spans {
+        for &r in &order {
+            let row = &rows[r];
             // A leaf's time is its own work: coverage does not apply.
-            let (covered, unattributed) = if s.children > 0 {
-                (percent(s.covered_share()), ms(s.unattributed_ns))
+            let (covered, unattributed) = if row.with_children {
+                let share = if row.dur_ns == 0 { 0.0 } else { row.covered_ns as f64 / row.dur_ns as f64 };
+                (percent(share), ms(row.unattributed_ns))
             } else {
                 ("-".to_string(), "-".to_string())
             };
             writeln!(
                 f,
                 "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}",
-                indented(s),
-                s.layer,
-                ms(s.dur_ns()),
+                label(row),
+                row.layer,
+                ms(row.dur_ns),
                 covered,
                 unattributed
             )?;
         }
-        match self.device_busy {
-            Some(share) => writeln!(f, "device busy: {} ({} ms)", percent(share), ms(self.device_busy_ns))?,
+        match report.device_busy {
+            Some(share) => writeln!(f, "device busy: {} ({} ms)", percent(share), ms(report.device_busy_ns))?,
             None => writeln!(f, "device busy: - (no device spans)")?,
         }
-        writeln!(f, "wall: {} ms", ms(self.wall_ns))?;
-        writeln!(f, "unattributed: {} ms (in spans with children)", ms(self.unattributed_ns))?;
-        if !self.gaps.is_empty() {
+        if report.devices.len() > 1 || !report.jobs.is_empty() {
+            for d in &report.devices {
+                writeln!(f, "  {}", device_line(d, "the run"))?;
+            }
+        }
+        writeln!(f, "wall: {} ms", ms(report.wall_ns))?;
+        writeln!(f, "unattributed: {} ms (in spans with children)", ms(report.unattributed_ns))?;
+        if !report.gaps.is_empty() {
             writeln!(f, "largest gaps:")?;
         }
-        for g in &self.gaps {
+        for g in &report.gaps {
             writeln!(f, "  {} ms in {} between {} and {}", ms(g.dur_ns()), g.span_name, g.before, g.after)?;
         }
+        for job in &report.jobs {
+            write_job(f, job)?;
+        }
+        for w in report.gap_warnings(self.gap_warn) {
+            write!(
+                f,
+                "warning: {} ({}) is {} unattributed ({} ms of {} ms over {} span{}, above {})",
+                w.name,
+                w.layer,
+                percent(w.share()),
+                ms(w.unattributed_ns),
+                ms(w.dur_ns),
+                w.spans,
+                if w.spans == 1 { "" } else { "s" },
+                percent(self.gap_warn)
+            )?;
+            match &w.largest {
+                Some(g) => writeln!(
+                    f,
+                    "; largest gap: {} ms in job {} partition {}, between {} and {}",
+                    ms(g.dur_ns()),
+                    w.job,
+                    w.partition,
+                    g.before,
+                    g.after
+                )?,
+                None => writeln!(f)?,
+            }
+        }
         Ok(())
+    }
+}
+
+fn device_line(d: &DeviceBusy, over: &str) -> String {
+    format!(
+        "device {}: busy {} of {over} ({} ms), {} steady (first to last device span), {} device section{}",
+        d.device,
+        percent(d.share),
+        ms(d.busy_ns),
+        percent(d.steady_share),
+        d.sections,
+        if d.sections == 1 { "" } else { "s" }
+    )
+}
+
+fn write_job(f: &mut fmt::Formatter<'_>, job: &JobStats) -> fmt::Result {
+    writeln!(
+        f,
+        "job {}: {} partition{}, {} proof{}, wall {} ms ({:.1} proofs/min; {:.1} steady, over the {} ms from \
+         the first device section to the last)",
+        job.job,
+        job.partitions,
+        if job.partitions == 1 { "" } else { "s" },
+        job.proofs,
+        if job.proofs == 1 { "" } else { "s" },
+        ms(job.wall_ns),
+        job.proofs_per_min(),
+        job.steady_proofs_per_min(),
+        ms(job.gpu_window_ns)
+    )?;
+    let stages: Vec<String> =
+        job.stages.iter().map(|s| format!("{} {}", s.stage, ms_f(job.stage_mean_ns(&s.stage)))).collect();
+    writeln!(f, "  stages (ms, mean per partition): {}", stages.join(" · "))?;
+    writeln!(f, "  lock wait: {} ms, lock held: {} ms", ms(job.lock_wait_ns), ms(job.lock_held_ns))?;
+    for d in &job.devices {
+        writeln!(f, "  {}", device_line(d, "the job"))?;
+    }
+    let layers: Vec<String> = job.unattributed_by_layer.iter().map(|(l, ns)| format!("{l} {}", ms(*ns))).collect();
+    writeln!(f, "  unattributed (ms): {}", layers.join(" · "))?;
+    match &job.bottleneck {
+        Some(b) => writeln!(f, "  bottleneck: {}: {}", b.stage, b.why),
+        None => writeln!(f, "  bottleneck: - (one partition: nothing overlaps)"),
     }
 }
 
@@ -635,5 +879,166 @@ mod tests {
         assert!(text.contains("device busy: 15.0 % (15.000 ms)"), "{text}");
         assert!(text.contains("wall: 100.000 ms"), "{text}");
         assert!(text.contains("largest gaps:\n  20.000 ms in prove between end of a and start of b\n"), "{text}");
+    }
+
+    /// A span with labels and a detail (the engine's spans carry both).
+    fn labelled(mut pair: [Event; 2], job: u64, partition: u32, detail: &str) -> [Event; 2] {
+        for e in &mut pair {
+            (e.job, e.partition) = (job, partition);
+        }
+        pair[0].detail = detail.to_string();
+        pair
+    }
+
+    fn instant(name: &str, job: u64, partition: u32, ts_ns: u64) -> Event {
+        Event {
+            ts_ns,
+            kind: EventKind::Instant,
+            span: 1_000 + ts_ns,
+            parent: None,
+            layer: Layer::Engine,
+            name: name.into(),
+            job,
+            partition,
+            detail: String::new(),
+        }
+    }
+
+    /// Job 1: partition 0 on gpu:0, partition 1 on gpu:1. `channel_ms` is how long
+    /// partition 1 waits in the channel (0: the devices wait for synthesis).
+    fn engine_trace(channel_ms: u64) -> Vec<Event> {
+        let e = Layer::Engine;
+        let c = channel_ms * MS;
+        let mut spans = vec![
+            labelled(span(1, None, e, names::JOB, 0, 100 * MS + c), 1, 0, "partitions=2"),
+            labelled(span(2, Some(1), e, names::PARTITION, 0, 60 * MS), 1, 0, ""),
+            labelled(span(3, Some(2), e, names::SYNTH, 0, 10 * MS), 1, 0, ""),
+            labelled(span(4, Some(2), e, names::CHANNEL, 10 * MS, 12 * MS), 1, 0, ""),
+            labelled(span(5, Some(2), e, names::GPU, 12 * MS, 50 * MS), 1, 0, "device=gpu:0 worker=0 lock=single"),
+            labelled(span(6, Some(5), e, names::LOCK_HELD, 12 * MS, 50 * MS), 1, 0, "lock=device"),
+            labelled(span(7, Some(6), Layer::Device, "k", 15 * MS, 45 * MS), 1, 0, "device=NVIDIA H200 err_ns=0"),
+            labelled(span(8, Some(2), e, names::FINALIZE, 50 * MS, 60 * MS), 1, 0, ""),
+            labelled(span(12, Some(1), e, names::PARTITION, 0, 100 * MS + c), 1, 1, ""),
+            labelled(span(13, Some(12), e, names::SYNTH, 0, 40 * MS), 1, 1, ""),
+            labelled(span(14, Some(12), e, names::CHANNEL, 40 * MS, 40 * MS + c), 1, 1, ""),
+            labelled(
+                span(15, Some(12), e, names::GPU, 40 * MS + c, 90 * MS + c),
+                1,
+                1,
+                "device=gpu:1 worker=0 lock=single",
+            ),
+            labelled(span(16, Some(15), e, names::LOCK_HELD, 40 * MS + c, 90 * MS + c), 1, 1, "lock=device"),
+            labelled(
+                span(17, Some(16), Layer::Device, "k", 40 * MS + c, 90 * MS + c),
+                1,
+                1,
+                "device=NVIDIA H200 err_ns=0",
+            ),
+            labelled(span(18, Some(12), e, names::FINALIZE, 90 * MS + c, 100 * MS + c), 1, 1, ""),
+        ];
+        spans.push(span(30, None, e, "prepare_key", 0, MS)); // outside any job
+        let mut events = trace(&spans);
+        events.push(instant(names::PROOF_DONE, 1, 0, 60 * MS));
+        events.push(instant(names::PROOF_DONE, 1, 1, 100 * MS + c));
+        events
+    }
+
+    #[test]
+    fn job_section_from_an_engine_trace() {
+        let r = Report::from_events(&engine_trace(20));
+        assert_eq!(r.jobs.len(), 1);
+        let job = r.job(1).expect("job 1");
+        assert_eq!((job.partitions, job.proofs, job.wall_ns), (2, 2, 120 * MS));
+        assert!((job.proofs_per_min() - 2.0 * 60.0 / 0.12).abs() < 1e-6);
+        let stages: Vec<(&str, u64, usize)> =
+            job.stages.iter().map(|s| (s.stage.as_str(), s.total_ns, s.count)).collect();
+        assert_eq!(
+            stages,
+            [
+                (names::SYNTH, 50 * MS, 2),
+                (names::CHANNEL, 22 * MS, 2),
+                (names::GPU, 88 * MS, 2),
+                (names::FINALIZE, 20 * MS, 2)
+            ]
+        );
+        assert_eq!((job.lock_wait_ns, job.lock_held_ns), (0, 88 * MS));
+        // Devices are named by the engine's GPU span, not the backend's device name.
+        let devices: Vec<(&str, u64, usize)> =
+            job.devices.iter().map(|d| (d.device.as_str(), d.busy_ns, d.sections)).collect();
+        assert_eq!(devices, [("gpu:0", 30 * MS, 1), ("gpu:1", 50 * MS, 1)]);
+        assert!((job.devices[0].share - 0.25).abs() < 1e-9 && (job.devices[0].steady_share - 1.0).abs() < 1e-9);
+        assert_eq!(job.unattributed_by_layer, [(Layer::Engine, 8 * MS)], "GPU 12–15 and 45–50 of partition 0");
+        let b = job.bottleneck.as_ref().expect("two partitions");
+        assert_eq!(b.stage, "device", "{}", b.why);
+        // The run-wide figures see every device span, job or not.
+        assert_eq!(r.devices.iter().map(|d| d.device.as_str()).collect::<Vec<_>>(), ["gpu:0", "gpu:1"]);
+
+        let text = r.to_string();
+        assert_eq!((job.gpu_sections, job.gpu_window_ns), (2, 98 * MS), "12 ms to 110 ms");
+        assert!(
+            text.contains("job 1: 2 partitions, 2 proofs, wall 120.000 ms (1000.0 proofs/min; 1224.5 steady"),
+            "{text}"
+        );
+        assert!(text.contains("  device gpu:1: busy 41.7 % of the job (50.000 ms), 100.0 % steady"), "{text}");
+        assert!(text.contains("  bottleneck: device: "), "{text}");
+        assert!(text.contains("\n  prove ×2 "), "partitions grouped into one row: {text}");
+        assert!(text.contains("\n      LOCK_HELD ×2 "), "{text}");
+    }
+
+    #[test]
+    fn bottleneck_is_synthesis_when_the_devices_wait_and_none_for_one_partition() {
+        let r = Report::from_events(&engine_trace(0));
+        let b = r.jobs[0].bottleneck.as_ref().expect("two partitions");
+        // Partition 0 waited 2 ms in the channel, partition 1 none: 1 ms against 44 ms of GPU.
+        assert_eq!(b.stage, "synthesis", "{}", b.why);
+        assert!(b.why.contains("add synthesis workers"), "{}", b.why);
+
+        let one: Vec<Event> = engine_trace(0).into_iter().filter(|e| e.partition == 0).collect();
+        let r = Report::from_events(&one);
+        assert_eq!(r.jobs[0].partitions, 1);
+        assert_eq!(r.jobs[0].bottleneck, None);
+        assert!(r.to_string().contains("bottleneck: - (one partition"), "{r}");
+    }
+
+    #[test]
+    fn gap_warnings_group_spans_and_name_the_largest_gap() {
+        // Three GPU spans of 10 ms, each with 8 ms covered: 20 % unattributed, 6 ms in all;
+        // the largest gap (2 ms) is in the second. One tiny span group stays below 1 ms.
+        let e = Layer::Engine;
+        let mut spans = Vec::new();
+        for (i, (lo, gap_at_start)) in [(0, MS), (100, 2 * MS), (200, MS / 2)].into_iter().enumerate() {
+            let id = 10 * (i as u64 + 1);
+            let lo = lo * MS;
+            spans.push(labelled(span(id, None, e, names::GPU, lo, lo + 10 * MS), 1, i as u32, ""));
+            let start = lo + gap_at_start;
+            spans.push(labelled(span(id + 1, Some(id), Layer::Prover, "step", start, start + 8 * MS), 1, i as u32, ""));
+        }
+        spans.push(span(90, None, e, "tiny", 400 * MS, 400 * MS + 100_000));
+        spans.push(span(91, Some(90), e, "inner", 400 * MS, 400 * MS + 10_000));
+        let r = Report::from_events(&trace(&spans));
+        let warnings = r.gap_warnings(0.10);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert_eq!(
+            (w.name.as_str(), w.layer, w.spans, w.unattributed_ns, w.dur_ns),
+            (names::GPU, e, 3, 6 * MS, 30 * MS)
+        );
+        assert!((w.share() - 0.2).abs() < 1e-12);
+        let gap = w.largest.as_ref().expect("largest gap");
+        assert_eq!((gap.dur_ns(), gap.before.as_str(), gap.after.as_str()), (2 * MS, "start of GPU", "start of step"));
+        assert_eq!((w.job, w.partition), (1, 1));
+        assert!(r.gap_warnings(0.25).is_empty(), "20 % is below a 25 % threshold");
+        assert_eq!(r.unattributed_groups()[0].name, names::GPU, "the largest unattributed group");
+        assert!(r.unattributed_groups().iter().any(|g| g.name == "tiny"), "below the floor, still listed");
+
+        let text = r.render(0.10).to_string();
+        assert!(
+            text.contains(
+                "warning: GPU (engine) is 20.0 % unattributed (6.000 ms of 30.000 ms over 3 spans, above 10.0 %); \
+                 largest gap: 2.000 ms in job 1 partition 1, between start of GPU and start of step"
+            ),
+            "{text}"
+        );
+        assert!(!r.render(0.5).to_string().contains("warning:"));
     }
 }

@@ -1,0 +1,278 @@
+//! Jobs and their partitions: what a caller submits, what it waits on, and the ticket each
+//! partition carries through the stages so that it is settled exactly once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use ark_relations::gr1cs::ConstraintSynthesizer;
+
+use super::EngineError;
+use crate::prover::{synthesize, ProveError, Synthesized};
+use crate::timeline::report::names;
+use crate::timeline::{Layer, SpanId, Timeline};
+use crate::{Fr, Proof};
+
+type SynthesizeFn = Box<dyn FnOnce() -> Result<Synthesized, ProveError> + Send>;
+
+/// One partition of a job: something that synthesizes an instance, and the proof's
+/// randomness (r, s). Every partition of a job must fit the engine's proving key.
+pub struct Partition {
+    pub(crate) synthesize: SynthesizeFn,
+    pub(crate) r: Fr,
+    pub(crate) s: Fr,
+}
+
+impl Partition {
+    /// A partition made by any synthesizer (it runs on a synthesis worker; a panic in it
+    /// fails the job, not the engine).
+    pub fn new(r: Fr, s: Fr, synthesize: impl FnOnce() -> Result<Synthesized, ProveError> + Send + 'static) -> Self {
+        Partition { synthesize: Box::new(synthesize), r, s }
+    }
+
+    /// A partition of an arkworks circuit, synthesized the way [`synthesize`] does.
+    pub fn circuit<C: ConstraintSynthesizer<Fr> + Send + 'static>(circuit: C, r: Fr, s: Fr) -> Self {
+        Partition::new(r, s, move || synthesize(circuit))
+    }
+
+    /// A partition synthesized already.
+    pub fn synthesized(syn: Synthesized, r: Fr, s: Fr) -> Self {
+        Partition::new(r, s, move || Ok(syn))
+    }
+}
+
+/// One partition's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionProof {
+    pub proof: Proof,
+    /// The instance's public inputs (without the constant 1), as synthesized.
+    pub public_inputs: Vec<Fr>,
+    /// Whether the finalizer verified it (false when verification is off; a proof that
+    /// fails verification fails its job instead).
+    pub verified: bool,
+}
+
+/// A finished job: one proof per partition, in partition order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobOutput {
+    pub job: u64,
+    pub proofs: Vec<PartitionProof>,
+}
+
+/// A job's shared state: its partitions' results, settled by whichever stage finishes
+/// (or fails, or drops) each partition.
+pub(crate) struct JobState {
+    pub id: u64,
+    pub partitions: u32,
+    /// Set by the first failure: later stages skip the job's remaining partitions.
+    failed: AtomicBool,
+    inner: Mutex<JobInner>,
+    done: Condvar,
+    /// The job's span and the timeline it lives in.
+    tl: Timeline,
+    span: SpanId,
+}
+
+struct JobInner {
+    proofs: Vec<Option<PartitionProof>>,
+    unsettled: u32,
+    /// The first error (the failure that cancelled the rest), taken by `wait`.
+    error: Option<EngineError>,
+}
+
+impl JobState {
+    pub fn new(id: u64, partitions: u32, tl: Timeline, span: SpanId) -> Self {
+        JobState {
+            id,
+            partitions,
+            failed: AtomicBool::new(false),
+            inner: Mutex::new(JobInner { proofs: vec![None; partitions as usize], unsettled: partitions, error: None }),
+            done: Condvar::new(),
+            tl,
+            span,
+        }
+    }
+
+    /// Results are plain data, written whole under the lock: poisoning cannot leave them torn.
+    fn inner(&self) -> MutexGuard<'_, JobInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    fn settle(&self, partition: u32, result: Result<PartitionProof, EngineError>) {
+        let mut inner = self.inner();
+        match result {
+            Ok(proof) => inner.proofs[partition as usize] = Some(proof),
+            Err(e) => {
+                self.failed.store(true, Ordering::Release);
+                inner.error.get_or_insert(e);
+            }
+        }
+        inner.unsettled -= 1;
+        if inner.unsettled == 0 {
+            self.tl.end(self.span);
+            self.done.notify_all();
+        }
+    }
+
+    fn settled(&self) -> u32 {
+        self.partitions - self.inner().unsettled
+    }
+
+    /// Blocks until every partition is settled (or `deadline` passes: then `None`).
+    fn wait_until(&self, deadline: Option<Instant>) -> Option<Result<JobOutput, EngineError>> {
+        let mut inner = self.inner();
+        while inner.unsettled > 0 {
+            inner = match deadline {
+                None => self.done.wait(inner).unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.checked_duration_since(Instant::now())?;
+                    self.done.wait_timeout(inner, left).unwrap_or_else(PoisonError::into_inner).0
+                }
+            };
+        }
+        if let Some(error) = inner.error.take() {
+            return Some(Err(error));
+        }
+        let proofs: Option<Vec<PartitionProof>> = inner.proofs.iter_mut().map(Option::take).collect();
+        Some(match proofs {
+            Some(proofs) => Ok(JobOutput { job: self.id, proofs }),
+            // Unreachable while every settle either stores a proof or an error; kept typed.
+            None => Err(EngineError::Cancelled { job: self.id, partition: 0, reason: "results already taken".into() }),
+        })
+    }
+}
+
+/// What a caller holds for a submitted job.
+pub struct JobHandle {
+    pub(crate) state: Arc<JobState>,
+}
+
+impl JobHandle {
+    pub fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    pub fn partitions(&self) -> u32 {
+        self.state.partitions
+    }
+
+    /// Partitions finished, failed or cancelled so far.
+    pub fn settled(&self) -> u32 {
+        self.state.settled()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.settled() == self.partitions()
+    }
+
+    /// Waits until every partition is settled; then the proofs, or the job's first error.
+    /// A failed job's other partitions are cancelled, so this returns soon after a failure.
+    pub fn wait(self) -> Result<JobOutput, EngineError> {
+        match self.state.wait_until(None) {
+            Some(result) => result,
+            None => unreachable!("waiting without a deadline only returns once settled"),
+        }
+    }
+
+    /// [`JobHandle::wait`] for at most `timeout`; the handle comes back if the job is not done.
+    pub fn wait_timeout(self, timeout: Duration) -> Result<Result<JobOutput, EngineError>, JobHandle> {
+        match self.state.wait_until(Some(Instant::now() + timeout)) {
+            Some(result) => Ok(result),
+            None => Err(self),
+        }
+    }
+}
+
+impl std::fmt::Debug for JobHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JobHandle(job {}, {}/{} settled)", self.id(), self.settled(), self.partitions())
+    }
+}
+
+/// One partition on its way through the stages. It is settled exactly once: explicitly by
+/// the stage that finishes or fails it, or, if it is dropped unsettled (a queue cleared at
+/// shutdown, a worker lost), by its `Drop`, as cancelled. So no job waits forever.
+pub(crate) struct Ticket {
+    pub job: Arc<JobState>,
+    pub partition: u32,
+    /// This partition's timeline (labels: job, partition).
+    pub tl: Timeline,
+    /// The partition's `prove` span, parent of every stage's span.
+    pub span: SpanId,
+    /// The proof's randomness.
+    pub r: Fr,
+    pub s: Fr,
+    /// A span begun on one thread and ended on another (waiting for a synthesis worker,
+    /// waiting in the channel), ended when the next stage picks the partition up.
+    pending: Option<SpanId>,
+    settled: bool,
+}
+
+impl Ticket {
+    pub fn new(job: Arc<JobState>, partition: u32, tl: Timeline, span: SpanId, (r, s): (Fr, Fr)) -> Self {
+        Ticket { job, partition, tl, span, r, s, pending: None, settled: false }
+    }
+
+    /// Begins a cross-thread wait span under the partition's span (ending any before it).
+    pub fn begin_wait(&mut self, name: &str) {
+        self.end_wait();
+        self.pending = Some(self.tl.begin(Layer::Engine, name, Some(self.span), ""));
+    }
+
+    pub fn end_wait(&mut self) {
+        if let Some(id) = self.pending.take() {
+            self.tl.end(id);
+        }
+    }
+
+    pub fn job_failed(&self) -> bool {
+        self.job.is_failed()
+    }
+
+    pub fn complete(self, proof: PartitionProof) {
+        self.settle(Ok(proof));
+    }
+
+    pub fn fail(self, error: EngineError) {
+        self.settle(Err(error));
+    }
+
+    pub fn cancel(self, reason: &str) {
+        let error = EngineError::Cancelled { job: self.job.id, partition: self.partition, reason: reason.to_string() };
+        self.fail(error);
+    }
+
+    fn settle(mut self, result: Result<PartitionProof, EngineError>) {
+        self.finish(result);
+    }
+
+    fn finish(&mut self, result: Result<PartitionProof, EngineError>) {
+        if std::mem::replace(&mut self.settled, true) {
+            return;
+        }
+        self.end_wait();
+        if let Err(e) = &result {
+            self.tl.instant(Layer::Engine, names::PARTITION_FAILED, e.to_string());
+        }
+        self.tl.end(self.span);
+        self.job.settle(self.partition, result);
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let error = EngineError::Cancelled {
+            job: self.job.id,
+            partition: self.partition,
+            reason: "dropped unfinished: the engine shut down or a worker was lost".to_string(),
+        };
+        self.finish(Err(error));
+    }
+}

@@ -1,0 +1,347 @@
+//! The proving engine: synthesis and device work overlapped across partitions and jobs.
+//!
+//! ```text
+//! submit(job) ─▶ task queue ─▶ synthesis workers ─▶ bounded channel ─▶ device workers ─▶ finalizer
+//!                (unbounded)    (CPU, N threads)     (host-memory        (M per device,    (assemble,
+//!                                                     backpressure)       lock design)      verify)
+//! ```
+//!
+//! Design rules:
+//! - A job is one or more partitions of one shape, proven with the engine's key, which is
+//!   prepared once per device (bases resident). Partitions go to whichever device worker
+//!   is free, so they spread over the devices.
+//! - Each partition carries a ticket that is settled exactly once — proof, error, or
+//!   cancelled when dropped — so a job's `wait` always returns. A failure or panic fails
+//!   its partition and job (the job's other partitions are cancelled), never a worker.
+//! - Every stage boundary is on the timeline, under the partition's `prove` span: see
+//!   [`crate::timeline::report::names`]; the report turns them into per-job figures.
+//! - Shutdown drains ([`Engine::shutdown`]) or cancels (dropping the engine); both join
+//!   every thread.
+//! - A device worker takes a partition from the channel and then waits for its device's
+//!   lock (`GPU_PICKUP`, then `LOCK_WAIT`), so the next partition is in hand the moment the
+//!   device frees. The price, with several workers per device and several devices: near a
+//!   job's end, a partition can wait at a busy device while another device is idle.
+
+mod config;
+mod device;
+mod error;
+mod finalize;
+mod job;
+mod queue;
+mod synth;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+pub use config::{default_synthesis_workers, parse_device_list, DeviceSpec, EngineConfig, LockDesign};
+pub use device::{effective_design, partition_bytes, resident_bytes, EngineDevice};
+pub use error::{EngineError, Stage};
+pub use job::{JobHandle, JobOutput, Partition, PartitionProof};
+
+use crate::backend::{AnyBackend, Backend};
+use crate::timeline::report::names;
+use crate::timeline::{Layer, Timeline};
+use device::{DeviceLocks, Ready};
+use job::{JobState, Ticket};
+use queue::WorkQueue;
+use synth::Task;
+
+/// A device with its locks, as the workers share it.
+pub(crate) struct DeviceSlot<B: Backend> {
+    pub device: EngineDevice<B>,
+    pub locks: DeviceLocks,
+}
+
+/// Live counts, for [`Engine::stats`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    synthesized: AtomicU64,
+    proved: AtomicU64,
+    failed: AtomicU64,
+    live_synthesis: AtomicUsize,
+    live_device: AtomicUsize,
+    live_finalizer: AtomicUsize,
+}
+
+impl Counters {
+    fn synthesized(&self) {
+        self.synthesized.fetch_add(1, Ordering::Relaxed);
+    }
+    fn proved(&self) {
+        self.proved.fetch_add(1, Ordering::Relaxed);
+    }
+    fn failed(&self) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts a worker thread as alive for as long as it lives (its loop and any unwinding).
+struct Alive<'a>(&'a AtomicUsize);
+
+impl<'a> Alive<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Alive(counter)
+    }
+}
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What every engine thread shares.
+pub(crate) struct Shared<B: Backend> {
+    pub devices: Vec<DeviceSlot<B>>,
+    pub config: EngineConfig,
+    pub tasks: WorkQueue<Task>,
+    pub channel: WorkQueue<Ready>,
+    pub counters: Counters,
+    cancelled: AtomicBool,
+}
+
+impl<B: Backend> Shared<B> {
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+/// A snapshot of the engine's counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineStats {
+    pub channel_bound: usize,
+    /// The most synthesized partitions the channel has held at once (≤ `channel_bound`).
+    pub channel_high_water: usize,
+    /// Synthesized partitions in the channel now.
+    pub channel_len: usize,
+    pub synthesized: u64,
+    pub proved: u64,
+    /// Partitions that failed (cancelled ones not counted).
+    pub failed: u64,
+    /// Worker threads alive: synthesis, device, finalizer.
+    pub live_workers: (usize, usize, usize),
+}
+
+/// The running engine. Dropping it cancels unfinished work and joins its threads.
+pub struct Engine<B: Backend + 'static = AnyBackend> {
+    shared: Arc<Shared<B>>,
+    synthesis: Vec<JoinHandle<()>>,
+    device: Vec<JoinHandle<()>>,
+    finalizer: Option<JoinHandle<()>>,
+    tl: Timeline,
+    next_job: AtomicU64,
+    notices: Vec<String>,
+    stopped: bool,
+}
+
+impl<B: Backend + 'static> Engine<B> {
+    /// Starts the workers over `devices` (each with the key prepared, see
+    /// [`EngineDevice::prepare`]); events go to `tl`. Where `split` cannot be budgeted on a
+    /// device it runs `single` there, and [`Engine::notices`] says so.
+    pub fn start(devices: Vec<EngineDevice<B>>, config: EngineConfig, tl: &Timeline) -> Result<Self, EngineError> {
+        config.validate()?;
+        if devices.is_empty() {
+            return Err(EngineError::NoDevices);
+        }
+        if let Some(dup) =
+            devices.iter().enumerate().find(|(i, d)| devices[..*i].iter().any(|e| e.label() == d.label()))
+        {
+            return Err(EngineError::Config(format!("two devices are labelled {}", dup.1.label())));
+        }
+        let mut notices = Vec::new();
+        let slots = devices
+            .into_iter()
+            .map(|device| {
+                let memory = device.backend().info().memory_bytes;
+                let (design, notice) = effective_design(config.lock, device.label(), memory, device.key());
+                if let Some(notice) = notice {
+                    tl.instant(Layer::Engine, names::LOCK_DEGRADED, notice.as_str());
+                    notices.push(notice);
+                }
+                DeviceSlot { device, locks: DeviceLocks::new(design) }
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            devices: slots,
+            tasks: WorkQueue::new(usize::MAX),
+            channel: WorkQueue::new(config.channel_bound),
+            config,
+            counters: Counters::default(),
+            cancelled: AtomicBool::new(false),
+        });
+        let mut engine = Engine {
+            shared: Arc::clone(&shared),
+            synthesis: Vec::new(),
+            device: Vec::new(),
+            finalizer: None,
+            tl: tl.clone(),
+            next_job: AtomicU64::new(1),
+            notices,
+            stopped: false,
+        };
+        // On an error below, dropping `engine` stops the threads started so far.
+        let spawn = |name: String, work: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new().name(name).spawn(work).map_err(EngineError::Thread)
+        };
+        let (to_finalizer, proven) = mpsc::channel();
+        let s = Arc::clone(&shared);
+        engine.finalizer = Some(spawn(
+            "g16-finalizer".into(),
+            Box::new(move || {
+                let _alive = Alive::new(&s.counters.live_finalizer);
+                finalize::finalizer(&s, proven)
+            }),
+        )?);
+        for d in 0..shared.devices.len() {
+            for w in 0..shared.config.workers_per_device {
+                let (s, tx) = (Arc::clone(&shared), to_finalizer.clone());
+                let name = format!("g16-{}-w{w}", shared.devices[d].device.label());
+                engine.device.push(spawn(
+                    name,
+                    Box::new(move || {
+                        let _alive = Alive::new(&s.counters.live_device);
+                        device::device_worker(&s, d, w, tx)
+                    }),
+                )?);
+            }
+        }
+        drop(to_finalizer);
+        for i in 0..shared.config.synthesis_workers {
+            let s = Arc::clone(&shared);
+            engine.synthesis.push(spawn(
+                format!("g16-synth-{i}"),
+                Box::new(move || {
+                    let _alive = Alive::new(&s.counters.live_synthesis);
+                    synth::synthesis_worker(&s)
+                }),
+            )?);
+        }
+        Ok(engine)
+    }
+
+    /// Submits a job; its partitions are queued for synthesis at once (host memory is
+    /// bounded later, by the channel).
+    pub fn submit(&self, partitions: Vec<Partition>) -> Result<JobHandle, EngineError> {
+        if partitions.is_empty() {
+            return Err(EngineError::EmptyJob);
+        }
+        if self.stopped || self.shared.is_cancelled() {
+            return Err(EngineError::ShutDown);
+        }
+        let count = u32::try_from(partitions.len())
+            .map_err(|_| EngineError::Config(format!("{} partitions: at most 2^32 - 1 per job", partitions.len())))?;
+        let id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        let job_tl = self.tl.for_partition(id, 0);
+        let span = job_tl.begin(Layer::Engine, names::JOB, None, format!("partitions={count}"));
+        let state = Arc::new(JobState::new(id, count, job_tl, span));
+        for (index, partition) in (0..count).zip(partitions) {
+            let tl = self.tl.for_partition(id, index);
+            let prove = tl.begin(Layer::Engine, names::PARTITION, Some(span), format!("partition={index}"));
+            let mut ticket = Ticket::new(Arc::clone(&state), index, tl, prove, (partition.r, partition.s));
+            ticket.begin_wait(names::SYNTH_WAIT);
+            if let Err(task) = self.shared.tasks.push(Task { ticket, partition }) {
+                task.ticket.cancel("the engine shut down");
+            }
+        }
+        Ok(JobHandle { state })
+    }
+
+    /// Why a device runs another lock design than asked, or runs unbudgeted.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// Each device's label and the lock design it runs.
+    pub fn lock_designs(&self) -> Vec<(String, LockDesign)> {
+        self.shared.devices.iter().map(|d| (d.device.label().to_string(), d.locks.design)).collect()
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        let c = &self.shared.counters;
+        EngineStats {
+            channel_bound: self.shared.channel.bound(),
+            channel_high_water: self.shared.channel.high_water(),
+            channel_len: self.shared.channel.len(),
+            synthesized: c.synthesized.load(Ordering::Relaxed),
+            proved: c.proved.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+            live_workers: (
+                c.live_synthesis.load(Ordering::SeqCst),
+                c.live_device.load(Ordering::SeqCst),
+                c.live_finalizer.load(Ordering::SeqCst),
+            ),
+        }
+    }
+
+    /// Finishes every submitted job, stops the workers, and gives the devices back (keys
+    /// still prepared), for another engine or other use.
+    pub fn shutdown(mut self) -> Vec<EngineDevice<B>> {
+        self.stop(false);
+        let shared = std::mem::replace(&mut self.shared, Arc::new(Shared::empty()));
+        match Arc::try_unwrap(shared) {
+            Ok(shared) => shared.devices.into_iter().map(|slot| slot.device).collect(),
+            // Every thread is joined, so no other reference remains.
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Stops the stages in pipeline order: draining (each stage finishes what is queued)
+    /// or cancelling (queued partitions are settled as cancelled; in-flight ones finish).
+    fn stop(&mut self, cancel: bool) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        if cancel {
+            // Close both queues first: a synthesis worker blocked on a full channel gets its
+            // partition back and cancels it.
+            self.shared.cancelled.store(true, Ordering::Release);
+            for task in self.shared.tasks.close_and_take() {
+                task.ticket.cancel("the engine shut down");
+            }
+            for ready in self.shared.channel.close_and_take() {
+                ready.ticket.cancel("the engine shut down");
+            }
+        } else {
+            self.shared.tasks.close();
+        }
+        for t in self.synthesis.drain(..) {
+            // A worker thread only ends by panicking outside its per-partition guard; its
+            // tickets have settled themselves on unwinding, so there is nothing to report.
+            let _ = t.join();
+        }
+        // Draining: every synthesized partition is in the channel now; close it behind them.
+        self.shared.channel.close();
+        for t in self.device.drain(..) {
+            let _ = t.join();
+        }
+        if let Some(t) = self.finalizer.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl<B: Backend> Shared<B> {
+    /// A stand-in left behind by [`Engine::shutdown`] (which takes the real one).
+    fn empty() -> Self {
+        Shared {
+            devices: Vec::new(),
+            config: EngineConfig::default(),
+            tasks: WorkQueue::new(1),
+            channel: WorkQueue::new(1),
+            counters: Counters::default(),
+            cancelled: AtomicBool::new(true),
+        }
+    }
+}
+
+impl<B: Backend + 'static> Drop for Engine<B> {
+    fn drop(&mut self) {
+        self.stop(true);
+    }
+}
