@@ -101,7 +101,7 @@ fn msm_phases_are_timed_inside_their_host_span() {
     let tl = Timeline::new();
     let guard = tl.span(Layer::Prover, "outer");
     let (id, host_start) = (guard.id(), g16_core::timeline::now_ns());
-    b.msm_g1(&bases, Scalars::Device(&scalars, 0..n)).unwrap();
+    let _ = b.msm_g1(&bases, Scalars::Device(&scalars, 0..n)).unwrap();
     let host_end = g16_core::timeline::now_ns();
     drop(guard);
     let spans = b.drain_device_spans();
