@@ -66,8 +66,16 @@ struct Xyzz {
     zzz = zzz * w;
   }
 
+  // this += p, inlined where F allows it (G1: the accumulation loop's one call site, where a
+  // call would round-trip the sum through the stack on every point), out of line otherwise.
+  DEVICE void add_affine_hot(const Affine<F>& p) {
+    if constexpr (F::HOT_INLINE) add_affine_inline(p);
+    else add_affine(p);
+  }
+  NOINLINE void add_affine(const Affine<F>& p) { add_affine_inline(p); }
+
   // madd-2008-s: this += p.
-  NOINLINE void add_affine(const Affine<F>& p) {
+  DEVICE void add_affine_inline(const Affine<F>& p) {
     if (p.is_identity()) return;
     if (is_identity()) { *this = from_affine(p); return; }
     F u2 = p.x * zz;

@@ -89,6 +89,7 @@ struct FqParams {
 template <class P>
 struct Fp {
   enum { N = P::N };
+  static constexpr bool HOT_INLINE = true;  // see Xyzz::add_affine_hot
   u32 l[N];
 
   DEVICE static Fp zero() {
@@ -206,6 +207,7 @@ typedef Fp<FqParams> Fq;
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
+  static constexpr bool HOT_INLINE = false;
   DEVICE static Fq2 zero() { Fq2 r; r.c0 = Fq::zero(); r.c1 = Fq::zero(); return r; }
   DEVICE static Fq2 one() { Fq2 r; r.c0 = Fq::one(); r.c1 = Fq::zero(); return r; }
   DEVICE bool is_zero() const { return c0.is_zero() && c1.is_zero(); }

@@ -16,8 +16,8 @@
 //               bucket summed by whole blocks, then *_big_combine), so a skewed distribution
 //               where most scalars share a digit does not leave one thread doing it all.
 //   reduce      *_bucket_reduce: Σ_b b·bucket_b per window by running sums over segments of
-//               buckets in parallel, *_sum_groups folds segments and the ones' partial sums,
-//               *_finish combines the windows (Horner, c doublings each) and adds the ones.
+//               buckets in parallel, *_window_fold sums each window's segments; the host
+//               combines the windows (Horner) and the ones' partial sums.
 
 #define MSM_BIG_THREADS_G1 128
 #define MSM_BIG_THREADS_G2 64
@@ -129,7 +129,7 @@ DEVICE void accumulate(const Affine<F>* __restrict__ bases, const u32* __restric
       const u32 e = sorted[start + j];
       Affine<F> p = bases[e & 0x7fffffffu];
       if (e >> 31) p = p.neg();
-      acc.add_affine(p);
+      acc.add_affine_hot(p);
     }
   }
   out[k] = acc;
@@ -197,13 +197,26 @@ DEVICE void bucket_reduce(const Xyzz<F>* buckets, u32 windows, u32 half, u32 seg
   out[id] = t;
 }
 
-template <class F>
-DEVICE void sum_groups(const Xyzz<F>* in, Xyzz<F>* out, u32 groups, u32 group_size) {
-  const u32 g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= groups) return;
+// One block per window: thread i sums segments i, i+T, … of its window, then a tree in
+// shared memory; out[w] = Σ_j segment_j. The host combines the windows (Horner, c doublings
+// each): a few hundred serial point operations, which one GPU thread does far slower than a CPU.
+template <class F, int T>
+DEVICE void window_fold(const Xyzz<F>* segs, u32 segments, Xyzz<F>* out) {
+  __shared__ Xyzz<F> sh[T];
+  const Xyzz<F>* mine = segs + (size_t)blockIdx.x * segments;
   Xyzz<F> acc = Xyzz<F>::identity();
-  for (u32 i = 0; i < group_size; i++) acc.add(in[(size_t)g * group_size + i]);
-  out[g] = acc;
+  for (u32 j = threadIdx.x; j < segments; j += T) acc.add(mine[j]);
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = T / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) {
+      Xyzz<F> a = sh[threadIdx.x];
+      a.add(sh[threadIdx.x + s]);
+      sh[threadIdx.x] = a;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
 }
 
 // The ones of the 0/1 split: their bases summed, gridDim partial sums out.
@@ -226,21 +239,8 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
   if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
 }
 
-// One thread: Σ_w 2^(c·w)·window_w (Horner, top window first) + ones.
-template <class F>
-DEVICE void finish(const Xyzz<F>* window_sums, u32 windows, u32 c, const Xyzz<F>* ones, Xyzz<F>* out) {
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  Xyzz<F> acc = window_sums[windows - 1];
-  for (int w = (int)windows - 2; w >= 0; w--) {
-    for (u32 i = 0; i < c; i++) acc.dbl();
-    acc.add(window_sums[w]);
-  }
-  acc.add(*ones);
-  *out = acc;
-}
-
-#define MSM_CURVE_KERNELS(P, F, T)                                                                              \
-  extern "C" __global__ void P##_accumulate(const Affine<F>* bases, const u32* sorted, const u32* offsets,    \
+#define MSM_CURVE_KERNELS(P, F, T, MINB)                                                                        \
+  extern "C" __global__ void __launch_bounds__(128, MINB) P##_accumulate(const Affine<F>* bases, const u32* sorted, const u32* offsets,    \
                                             const u32* counts, u32 buckets, u32 big, Xyzz<F>* out,            \
                                             BigBucket* big_list, u32* big_count) {                            \
     accumulate<F>(bases, sorted, offsets, counts, buckets, big, out, big_list, big_count);                    \
@@ -257,17 +257,14 @@ DEVICE void finish(const Xyzz<F>* window_sums, u32 windows, u32 c, const Xyzz<F>
                                                Xyzz<F>* out) {                                                \
     bucket_reduce<F>(buckets, windows, half, segments, out);                                                  \
   }                                                                                                           \
-  extern "C" __global__ void P##_sum_groups(const Xyzz<F>* in, Xyzz<F>* out, u32 groups, u32 group_size) {    \
-    sum_groups<F>(in, out, groups, group_size);                                                               \
+  extern "C" __global__ void __launch_bounds__(T) P##_window_fold(const Xyzz<F>* segs, u32 segments,          \
+                                                                  Xyzz<F>* out) {                             \
+    window_fold<F, T>(segs, segments, out);                                                                   \
   }                                                                                                           \
   extern "C" __global__ void __launch_bounds__(T) P##_ones_sum(const Affine<F>* bases, const u32* ones,       \
                                                                const u32* ones_count, Xyzz<F>* partials) {    \
     ones_sum<F, T>(bases, ones, ones_count, partials);                                                        \
-  }                                                                                                           \
-  extern "C" __global__ void P##_finish(const Xyzz<F>* window_sums, u32 windows, u32 c, const Xyzz<F>* ones,  \
-                                        Xyzz<F>* out) {                                                       \
-    finish<F>(window_sums, windows, c, ones, out);                                                            \
   }
 
-MSM_CURVE_KERNELS(g1, Fq, MSM_BIG_THREADS_G1)
-MSM_CURVE_KERNELS(g2, Fq2, MSM_BIG_THREADS_G2)
+MSM_CURVE_KERNELS(g1, Fq, MSM_BIG_THREADS_G1, 4)
+MSM_CURVE_KERNELS(g2, Fq2, MSM_BIG_THREADS_G2, 1)

@@ -4,9 +4,9 @@
 //! the identity as all zeros; an XYZZ result = X, Y, ZZ, ZZZ.
 
 use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Field};
+use ark_ff::{BigInt, Field, Zero};
 
 pub const FR_WORDS: usize = 8;
 pub const FQ_WORDS: usize = 12;
@@ -95,9 +95,40 @@ pub fn g2_xyzz_from_words(w: &[u32]) -> Option<G2Projective> {
     p.is_on_curve().then(|| p.into_group())
 }
 
+/// (X, Y, ZZ, ZZZ) as Jacobian (X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ): the same point, no inversion.
+fn xyzz_to_jacobian<C: SWCurveConfig>(x: C::BaseField, y: C::BaseField, zz: C::BaseField, zzz: C::BaseField) -> Projective<C> {
+    if zz.is_zero() {
+        return Projective::zero();
+    }
+    let zzz2 = zzz.square();
+    Projective::new_unchecked(x * zz * zzz2, y * zz.square() * zz * zzz2, zz * zzz)
+}
+
+pub fn g1_xyzz_to_projective(w: &[u32]) -> G1Projective {
+    let f = |i: usize| fq_from_words(&w[i * FQ_WORDS..(i + 1) * FQ_WORDS]);
+    xyzz_to_jacobian::<ark_bls12_381::g1::Config>(f(0), f(1), f(2), f(3))
+}
+
+pub fn g2_xyzz_to_projective(w: &[u32]) -> G2Projective {
+    let f = |i: usize| fq2_from_words(&w[2 * i * FQ_WORDS..2 * (i + 1) * FQ_WORDS]);
+    xyzz_to_jacobian::<ark_bls12_381::g2::Config>(f(0), f(1), f(2), f(3))
+}
+
+/// An affine point is on its curve, or the identity.
+pub trait OnCurve {
+    fn is_on_curve_or_zero(&self) -> bool;
+}
+
+impl<C: SWCurveConfig> OnCurve for Affine<C> {
+    fn is_on_curve_or_zero(&self) -> bool {
+        self.is_zero() || self.is_on_curve()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_ec::CurveGroup;
     use ark_ff::UniformRand;
     use ark_std::test_rng;
 
@@ -126,6 +157,15 @@ mod tests {
         fq_to_words(&Fq::ONE, &mut w[2 * FQ_WORDS..3 * FQ_WORDS]);
         fq_to_words(&Fq::ONE, &mut w[3 * FQ_WORDS..]);
         assert_eq!(g1_xyzz_from_words(&w), Some(p.into_group()));
+        // A non-trivial Z: (x·z², y·z³, z², z³) is the same point.
+        let z = Fq::from(12345u64);
+        let mut v = [0u32; G1_XYZZ_WORDS];
+        fq_to_words(&(p.x * z.square()), &mut v[..FQ_WORDS]);
+        fq_to_words(&(p.y * z.square() * z), &mut v[FQ_WORDS..2 * FQ_WORDS]);
+        fq_to_words(&z.square(), &mut v[2 * FQ_WORDS..3 * FQ_WORDS]);
+        fq_to_words(&(z.square() * z), &mut v[3 * FQ_WORDS..]);
+        assert_eq!(g1_xyzz_to_projective(&v), p.into_group());
+        assert_eq!(g1_xyzz_from_words(&v), Some(p.into_group()));
         let zero = [0u32; G1_XYZZ_WORDS];
         assert!(g1_xyzz_from_words(&zero).unwrap().is_zero());
         w[0] ^= 1; // off the curve now
@@ -136,5 +176,6 @@ mod tests {
         fq2_to_words(&Fq2::ONE, &mut w[4 * FQ_WORDS..6 * FQ_WORDS]);
         fq2_to_words(&Fq2::ONE, &mut w[6 * FQ_WORDS..]);
         assert_eq!(g2_xyzz_from_words(&w), Some(q.into_group()));
+        assert_eq!(g2_xyzz_to_projective(&w), q.into_group());
     }
 }

@@ -24,16 +24,14 @@ pub const MSM_KERNELS: &[&str] = &[
     "g1_big_pieces",
     "g1_big_combine",
     "g1_bucket_reduce",
-    "g1_sum_groups",
+    "g1_window_fold",
     "g1_ones_sum",
-    "g1_finish",
     "g2_accumulate",
     "g2_big_pieces",
     "g2_big_combine",
     "g2_bucket_reduce",
-    "g2_sum_groups",
+    "g2_window_fold",
     "g2_ones_sum",
-    "g2_finish",
 ];
 
 /// Concatenates headers and a `.cu` file into one translation unit (NVRTC gets no include

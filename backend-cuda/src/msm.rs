@@ -3,7 +3,10 @@
 use std::ops::Range;
 
 use ark_bls12_381::{Fr, G1Projective, G2Projective};
+use ark_ec::CurveGroup;
 use ark_ff::Zero;
+
+use crate::convert::OnCurve;
 
 use crate::convert::{self, FR_WORDS, G1_XYZZ_WORDS, G2_XYZZ_WORDS};
 use crate::device::{Arg, CudaDevice, FrBuffer, G1Buffer, G2Buffer};
@@ -44,7 +47,8 @@ impl MsmPlan {
         let half = 1u32 << (c - 1);
         let average = (n as u64 / u64::from(half)).max(1) as u32;
         let big = (4 * average).max(256);
-        let segments = half.min(1024);
+        // Segments of 8 buckets: 16 additions and a scalar multiplication by j·8 per thread.
+        let segments = (half / 8).max(1);
         MsmPlan { n, c, windows, half, big, segments }
     }
     fn buckets(&self) -> usize {
@@ -57,12 +61,12 @@ struct Curve {
     span: &'static str,
     accumulate: &'static str,
     big_pieces: &'static str,
-    big_threads: u32,
     big_combine: &'static str,
     bucket_reduce: &'static str,
-    sum_groups: &'static str,
+    window_fold: &'static str,
     ones_sum: &'static str,
-    finish: &'static str,
+    /// Threads of the block-reducing kernels (shared memory holds one sum per thread).
+    threads: u32,
     xyzz_words: usize,
 }
 
@@ -70,12 +74,11 @@ const G1: Curve = Curve {
     span: "msm_g1",
     accumulate: "g1_accumulate",
     big_pieces: "g1_big_pieces",
-    big_threads: 128,
-    big_combine: "g1_big_combine",
+        big_combine: "g1_big_combine",
     bucket_reduce: "g1_bucket_reduce",
-    sum_groups: "g1_sum_groups",
+    window_fold: "g1_window_fold",
     ones_sum: "g1_ones_sum",
-    finish: "g1_finish",
+    threads: 128,
     xyzz_words: G1_XYZZ_WORDS,
 };
 
@@ -83,30 +86,29 @@ const G2: Curve = Curve {
     span: "msm_g2",
     accumulate: "g2_accumulate",
     big_pieces: "g2_big_pieces",
-    big_threads: 64,
-    big_combine: "g2_big_combine",
+        big_combine: "g2_big_combine",
     bucket_reduce: "g2_bucket_reduce",
-    sum_groups: "g2_sum_groups",
+    window_fold: "g2_window_fold",
     ones_sum: "g2_ones_sum",
-    finish: "g2_finish",
+    threads: 64,
     xyzz_words: G2_XYZZ_WORDS,
 };
 
 impl CudaDevice {
     pub fn msm_g1(&self, bases: &G1Buffer, scalars: ScalarsRef<'_>, tag: Option<u64>) -> Result<G1Projective, CudaError> {
-        let words = self.msm(&G1, "msm_g1", self.ptr(&bases.data), bases.len, scalars, tag)?;
-        match words {
-            None => Ok(G1Projective::zero()),
-            Some(w) => convert::g1_xyzz_from_words(&w).ok_or_else(off_curve),
-        }
+        let Some((plan, words)) = self.msm(&G1, "msm_g1", self.ptr(&bases.data), bases.len, scalars, tag)? else {
+            return Ok(G1Projective::zero());
+        };
+        let sums: Vec<G1Projective> = words.chunks(G1_XYZZ_WORDS).map(convert::g1_xyzz_to_projective).collect();
+        combine(&plan, &sums)
     }
 
     pub fn msm_g2(&self, bases: &G2Buffer, scalars: ScalarsRef<'_>, tag: Option<u64>) -> Result<G2Projective, CudaError> {
-        let words = self.msm(&G2, "msm_g2", self.ptr(&bases.data), bases.len, scalars, tag)?;
-        match words {
-            None => Ok(G2Projective::zero()),
-            Some(w) => convert::g2_xyzz_from_words(&w).ok_or_else(off_curve),
-        }
+        let Some((plan, words)) = self.msm(&G2, "msm_g2", self.ptr(&bases.data), bases.len, scalars, tag)? else {
+            return Ok(G2Projective::zero());
+        };
+        let sums: Vec<G2Projective> = words.chunks(G2_XYZZ_WORDS).map(convert::g2_xyzz_to_projective).collect();
+        combine(&plan, &sums)
     }
 
     /// The MSM's XYZZ result as words, or None for an empty MSM.
@@ -118,7 +120,7 @@ impl CudaDevice {
         bases_len: usize,
         scalars: ScalarsRef<'_>,
         tag: Option<u64>,
-    ) -> Result<Option<Vec<u32>>, CudaError> {
+    ) -> Result<Option<(MsmPlan, Vec<u32>)>, CudaError> {
         let n = match scalars {
             ScalarsRef::Host(s) => s.len(),
             ScalarsRef::Device(buf, range) => {
@@ -151,7 +153,8 @@ impl CudaDevice {
             });
         }
         let _op = self.op();
-        self.span(curve.span, tag, || self.msm_phases(curve, &plan, bases, scalars_ptr, tag)).map(Some)
+        let words = self.span(curve.span, tag, || self.msm_phases(curve, &plan, bases, scalars_ptr, tag))?;
+        Ok(Some((plan, words)))
     }
 
     fn msm_phases(
@@ -243,13 +246,12 @@ impl CudaDevice {
         })?;
         drop((sorted, offsets, counts, big_list));
 
-        // reduce: per-window running sums over segments, folds, the ones, the windows.
+        // reduce: per-window running sums over segments, then each window's segments folded;
+        // the window sums and the ones' partial sums go to the host, which combines them.
         let segs = self.alloc("MSM segment sums", plan.windows as usize * plan.segments as usize * xw)?;
-        let fold = self.alloc("MSM folds", plan.windows as usize * plan.segments as usize * xw)?;
-        let ones_partials = self.alloc("MSM ones sums", ONES_BLOCKS as usize * xw)?;
-        let result = self.alloc("MSM result", xw)?;
-        let (segs_p, fold_p, ones_partials_p, result_p) =
-            (self.ptr(&segs), self.ptr(&fold), self.ptr(&ones_partials), self.ptr(&result));
+        let out = self.alloc("MSM window sums", (plan.windows + ONES_BLOCKS) as usize * xw)?;
+        let (segs_p, out_p) = (self.ptr(&segs), self.ptr(&out));
+        let ones_out_p = out_p + u64::from(plan.windows) * xw as u64 * 4;
         self.span(&format!("{}.reduce", curve.span), tag, || {
             let threads = plan.windows * plan.segments;
             self.launch(
@@ -258,44 +260,20 @@ impl CudaDevice {
                 64,
                 &[Arg::Ptr(sums_p), Arg::U32(plan.windows), Arg::U32(plan.half), Arg::U32(plan.segments), Arg::Ptr(segs_p)],
             )?;
-            // Fold each window's segments, 8 at a time, ping-ponging between two buffers.
-            let (mut src, mut dst) = (segs_p, fold_p);
-            let mut per_window = plan.segments;
-            while per_window > 1 {
-                let group = per_window.min(8);
-                let groups = plan.windows * per_window / group;
-                self.launch(
-                    curve.sum_groups,
-                    groups.div_ceil(64),
-                    64,
-                    &[Arg::Ptr(src), Arg::Ptr(dst), Arg::U32(groups), Arg::U32(group)],
-                )?;
-                per_window /= group;
-                std::mem::swap(&mut src, &mut dst);
-            }
-            let windows_p = src;
-            // The ones: batch-added partial sums, folded to one (into the free buffer).
+            self.launch(
+                curve.window_fold,
+                plan.windows,
+                curve.threads,
+                &[Arg::Ptr(segs_p), Arg::U32(plan.segments), Arg::Ptr(out_p)],
+            )?;
             self.launch(
                 curve.ones_sum,
                 ONES_BLOCKS,
-                curve.big_threads,
-                &[Arg::Ptr(bases), Arg::Ptr(ones_p), Arg::Ptr(ones_count_p), Arg::Ptr(ones_partials_p)],
+                curve.threads,
+                &[Arg::Ptr(bases), Arg::Ptr(ones_p), Arg::Ptr(ones_count_p), Arg::Ptr(ones_out_p)],
             )?;
-            let ones_total = dst;
-            self.launch(
-                curve.sum_groups,
-                1,
-                1,
-                &[Arg::Ptr(ones_partials_p), Arg::Ptr(ones_total), Arg::U32(1), Arg::U32(ONES_BLOCKS)],
-            )?;
-            self.launch(
-                curve.finish,
-                1,
-                1,
-                &[Arg::Ptr(windows_p), Arg::U32(plan.windows), Arg::U32(plan.c), Arg::Ptr(ones_total), Arg::Ptr(result_p)],
-            )
-        })?;
-        self.download_words(&result, xw)
+            self.download_words(&out, (plan.windows + ONES_BLOCKS) as usize * xw)
+        })
     }
 
     /// Buckets over `plan.big` points: pieces of BIG_PIECE points summed by whole blocks, then
@@ -331,7 +309,7 @@ impl CudaDevice {
         self.launch(
             curve.big_pieces,
             npieces as u32,
-            curve.big_threads,
+            curve.threads,
             &[Arg::Ptr(bases), Arg::Ptr(sorted), Arg::Ptr(pieces_p), Arg::Ptr(partials_p)],
         )?;
         self.launch(
@@ -367,6 +345,27 @@ impl CudaDevice {
             )?;
         }
         Ok(())
+    }
+}
+
+/// Σ_w 2^(c·w)·window_w + Σ ones partials (Horner, top window first), checked on the curve.
+fn combine<P: CurveGroup>(plan: &MsmPlan, sums: &[P]) -> Result<P, CudaError>
+where
+    P::Affine: OnCurve,
+{
+    let (windows, ones) = sums.split_at(plan.windows as usize);
+    let mut acc = P::zero();
+    for w in windows.iter().rev() {
+        for _ in 0..plan.c {
+            acc.double_in_place();
+        }
+        acc += w;
+    }
+    acc += ones.iter().sum::<P>();
+    if acc.into_affine().is_on_curve_or_zero() {
+        Ok(acc)
+    } else {
+        Err(off_curve())
     }
 }
 
