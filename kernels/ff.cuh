@@ -204,10 +204,16 @@ struct Fp {
 typedef Fp<FrParams> Fr;
 typedef Fp<FqParams> Fq;
 
+// Whether G2's accumulation inlines its mixed addition (its Fq2 products stay out of line
+// either way); an experiment switch, set through G16_CUDA_DEFINES.
+#ifndef G16_G2_HOT_INLINE
+#define G16_G2_HOT_INLINE 0
+#endif
+
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
-  static constexpr bool HOT_INLINE = false;
+  static constexpr bool HOT_INLINE = G16_G2_HOT_INLINE;
   DEVICE static Fq2 zero() { Fq2 r; r.c0 = Fq::zero(); r.c1 = Fq::zero(); return r; }
   DEVICE static Fq2 one() { Fq2 r; r.c0 = Fq::one(); r.c1 = Fq::zero(); return r; }
   DEVICE bool is_zero() const { return c0.is_zero() && c1.is_zero(); }

@@ -44,9 +44,15 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-/// The options every program is compiled with.
+/// The options every program is compiled with, plus any `-D` definitions in `G16_CUDA_DEFINES`
+/// (whitespace-separated; for kernel experiments such as `-DG16_G2_HOT_INLINE=1`). They are
+/// part of the cache key, so each variant has its own cached CUBIN.
 fn options(arch: &str) -> Vec<String> {
-    vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()]
+    let mut opts = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
+    if let Ok(defines) = std::env::var("G16_CUDA_DEFINES") {
+        opts.extend(defines.split_whitespace().filter(|d| d.starts_with("-D")).map(str::to_string));
+    }
+    opts
 }
 
 /// Compiles `program` for `arch` (`sm_90`, …) to CUBIN; a compile error carries NVRTC's log.

@@ -34,6 +34,8 @@ pub struct MsmPlan {
     pub segments: u32,
 }
 
+/// The widest window: 2^19 buckets a window.
+const MAX_WINDOW: u32 = 20;
 /// Points summed per block by the big-bucket path.
 const BIG_PIECE: usize = 4096;
 /// Blocks of the ones' batch addition.
@@ -42,13 +44,16 @@ const ONES_BLOCKS: u32 = 64;
 impl MsmPlan {
     pub fn new(n: usize) -> MsmPlan {
         let log = usize::BITS - n.max(1).leading_zeros(); // ⌈log2⌉ or one more
-        let c = log.saturating_sub(6).clamp(4, 16);
+        // `G16_CUDA_MSM_WINDOW` overrides the width (4..=20), for tuning experiments.
+        let forced = std::env::var("G16_CUDA_MSM_WINDOW").ok().and_then(|v| v.parse::<u32>().ok());
+        let c = forced.unwrap_or_else(|| log.saturating_sub(6)).clamp(4, MAX_WINDOW);
         let windows = 256u32.div_ceil(c);
         let half = 1u32 << (c - 1);
         let average = (n as u64 / u64::from(half)).max(1) as u32;
         let big = (4 * average).max(256);
-        // Segments of 8 buckets: 16 additions and a scalar multiplication by j·8 per thread.
-        let segments = (half / 8).max(1);
+        // Segments of at least 8 buckets (16 additions and a scalar multiplication by j·len per
+        // thread), at most 4096 per window (the window fold's serial share stays small).
+        let segments = (half / (half / 4096).max(8)).max(1);
         MsmPlan { n, c, windows, half, big, segments }
     }
     fn buckets(&self) -> usize {
