@@ -13,6 +13,7 @@
 //! operation matches over every backend.
 
 pub mod cpu;
+pub mod cuda;
 
 use std::any::Any;
 use std::fmt;
@@ -27,6 +28,7 @@ use crate::timeline::DeviceSpan;
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 pub use cpu::CpuBackend;
+pub use cuda::CudaBackend;
 
 /// Which backend to run on. `Auto` takes the fastest one available: CUDA, then wgpu, then CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -324,12 +326,14 @@ pub trait Backend: Send + Sync {
 #[enum_dispatch(Backend)]
 pub enum AnyBackend {
     Cpu(CpuBackend),
+    Cuda(CudaBackend),
 }
 
 impl AnyBackend {
     pub fn kind(&self) -> BackendKind {
         match self {
             AnyBackend::Cpu(_) => BackendKind::Cpu,
+            AnyBackend::Cuda(_) => BackendKind::Cuda,
         }
     }
 }
@@ -339,7 +343,8 @@ impl AnyBackend {
 pub fn device_count(kind: BackendKind) -> usize {
     match kind {
         BackendKind::Cpu => 1,
-        BackendKind::Cuda | BackendKind::Wgpu => 0,
+        BackendKind::Cuda => cuda::device_count(),
+        BackendKind::Wgpu => 0,
         BackendKind::Auto => BackendKind::PREFERENCE.iter().map(|&k| device_count(k)).find(|&n| n > 0).unwrap_or(0),
     }
 }
@@ -347,11 +352,11 @@ pub fn device_count(kind: BackendKind) -> usize {
 /// Opens device `ordinal` of a concrete backend. The CPU backend accepts any ordinal: each
 /// is another instance over the same cores.
 pub fn open_device(kind: BackendKind, ordinal: usize) -> Result<AnyBackend, BackendError> {
-    let _ = ordinal; // the GPU backends use it
     match kind {
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
-        // The GPU issues replace these two arms with their backends.
-        BackendKind::Cuda | BackendKind::Wgpu => {
+        BackendKind::Cuda => Ok(AnyBackend::Cuda(CudaBackend::open(ordinal)?)),
+        // The wgpu issue replaces this arm with its backend.
+        BackendKind::Wgpu => {
             Err(BackendError::Unavailable { backend: kind, reason: "not built yet".to_string() })
         }
         BackendKind::Auto => open_first_available(ordinal),
@@ -419,6 +424,8 @@ mod tests {
                     assert!(!reason.is_empty());
                 }
                 Err(e) => panic!("{kind}: unexpected error {e}"),
+                // CUDA opens where a GPU, its driver and NVRTC are present (the GPU machine).
+                Ok(_) if kind == BackendKind::Cuda && device_count(kind) > 0 => {}
                 Ok(_) => panic!("{kind}: opened although not built"),
             }
         }
@@ -426,12 +433,14 @@ mod tests {
 
     #[test]
     fn auto_falls_back_to_cpu_and_probe_marks_it() {
+        // On a GPU machine CUDA comes first; elsewhere the CPU.
+        let expected = if device_count(BackendKind::Cuda) > 0 { BackendKind::Cuda } else { BackendKind::Cpu };
         let b = open(BackendKind::Auto).expect("cpu is always available");
-        assert_eq!(b.kind(), BackendKind::Cpu);
+        assert_eq!(b.kind(), expected);
         let probes = probe_all();
         assert_eq!(probes.len(), 3);
         let preferred: Vec<_> = probes.iter().filter(|p| p.preferred).map(|p| p.kind).collect();
-        assert_eq!(preferred, vec![BackendKind::Cpu]);
+        assert_eq!(preferred, vec![expected]);
     }
 
     #[test]

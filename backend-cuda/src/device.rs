@@ -1,0 +1,435 @@
+//! The device: one CUDA context and stream, the compiled kernels, device buffers, staging
+//! through pinned memory, the memory budget, and the span recorder.
+//!
+//! All work goes onto one stream, in order; the host waits only where a result must come back
+//! (downloads, an MSM's result, the big-bucket count). Operations are serialised by a lock, so
+//! the scratch buffers and the staging area are never shared by two of them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ark_bls12_381::{Fr, G1Affine, G2Affine};
+use cudarc::driver::{
+    result as cu, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
+    LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use rayon::prelude::*;
+
+use crate::compile::{compile_cached, nvrtc_present, nvrtc_version};
+use crate::convert::{self, FR_WORDS, G1_WORDS, G2_WORDS};
+use crate::error::{during, CudaError};
+use crate::kernels::programs;
+use crate::ntt::NttTables;
+use crate::timing::{Clock, SpanRecord, Timing};
+
+/// Whether the CUDA driver library can be loaded (cudarc panics on first use otherwise).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen libcuda under its candidate names; no driver call is made.
+    unsafe { sys::is_culib_present() }
+}
+
+/// How many CUDA devices there are; `Unavailable` (with the reason) when CUDA cannot run here.
+pub fn device_count() -> Result<usize, CudaError> {
+    if !driver_present() {
+        return Err(CudaError::Unavailable("no CUDA driver (libcuda.so not found)".to_string()));
+    }
+    if !nvrtc_present() {
+        return Err(CudaError::Unavailable(
+            "NVRTC (libnvrtc.so.13) not found: install the CUDA toolkit or the nvidia-cuda-nvrtc wheel and put its \
+             lib directory on LD_LIBRARY_PATH"
+                .to_string(),
+        ));
+    }
+    match CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(n as usize),
+        Ok(_) => Err(CudaError::Unavailable("the CUDA driver found no device".to_string())),
+        Err(e) => Err(CudaError::Unavailable(format!("the CUDA driver did not start: {:?}", e.0))),
+    }
+}
+
+/// What the engine reports about its device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    /// `sm_90` on an H200: what the kernels were compiled for.
+    pub arch: String,
+    pub memory_bytes: u64,
+    pub multiprocessors: u32,
+    pub driver_version: String,
+    pub nvrtc_version: String,
+}
+
+/// Fr scalars on the device: 8 words each.
+pub struct FrBuffer {
+    pub(crate) data: CudaSlice<u32>,
+    pub(crate) len: usize,
+}
+
+/// Affine G1 bases on the device: 24 words each.
+pub struct G1Buffer {
+    pub(crate) data: CudaSlice<u32>,
+    pub(crate) len: usize,
+}
+
+/// Affine G2 bases on the device: 48 words each.
+pub struct G2Buffer {
+    pub(crate) data: CudaSlice<u32>,
+    pub(crate) len: usize,
+}
+
+impl FrBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+impl G1Buffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+impl G2Buffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Every kernel the engine launches, loaded once at open.
+pub(crate) struct Kernels {
+    pub functions: HashMap<&'static str, CudaFunction>,
+    _modules: Vec<Arc<CudaModule>>,
+}
+
+impl Kernels {
+    pub fn get(&self, name: &'static str) -> Result<&CudaFunction, CudaError> {
+        self.functions
+            .get(name)
+            .ok_or_else(|| CudaError::Driver { context: format!("kernel {name}"), message: "not loaded".into() })
+    }
+}
+
+/// Words per pinned staging chunk (16 MiB): conversion of one chunk overlaps the copy of the last.
+const STAGING_WORDS: usize = 4 << 20;
+
+struct StagingSlot {
+    host: PinnedHostSlice<u32>,
+    copied: Option<CudaEvent>,
+}
+
+/// Memory kept free for the driver and the kernels' own needs.
+const HEADROOM_BYTES: u64 = 256 << 20;
+
+pub struct CudaDevice {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) kernels: Kernels,
+    info: DeviceInfo,
+    pub(crate) timing: Mutex<Timing>,
+    pub(crate) ntt_tables: Mutex<HashMap<u32, Arc<NttTables>>>,
+    pub(crate) scratch: Mutex<HashMap<usize, CudaSlice<u32>>>,
+    upload_slots: Mutex<Vec<StagingSlot>>,
+    download_slot: Mutex<Option<PinnedHostSlice<u32>>>,
+    ones_split: AtomicBool,
+    op: Mutex<()>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A poisoned lock only means another thread panicked; the data is still consistent enough
+    // (worst case a scratch buffer is reallocated).
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl CudaDevice {
+    /// Opens device `ordinal`, compiles (or loads from the cache) the kernels for its
+    /// architecture, and takes `clock` as the host clock for device spans.
+    pub fn open(ordinal: usize, clock: Clock) -> Result<CudaDevice, CudaError> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(CudaError::Unavailable(format!("no CUDA device {ordinal} ({count} found)")));
+        }
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| CudaError::Unavailable(format!("cannot open CUDA device {ordinal}: {:?}", e.0)))?;
+        // One stream, ordered: the engine does its own synchronisation, so cudarc's per-buffer
+        // event tracking would only add work.
+        // SAFETY: every buffer is used on `stream` alone, so stream order is the only ordering needed.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(during("creating a stream"))?;
+        let (major, minor) = ctx.compute_capability().map_err(during("reading the compute capability"))?;
+        let arch = format!("sm_{major}{minor}");
+        let (nv_major, nv_minor) = nvrtc_version()?;
+        let mut modules = Vec::new();
+        let mut functions = HashMap::new();
+        for program in programs() {
+            let cubin = compile_cached(&program, &arch)?;
+            let module = ctx
+                .load_module(Ptx::from_binary(cubin))
+                .map_err(|e| CudaError::driver(format!("loading the {} kernels for {arch}", program.name), e))?;
+            for &name in program.kernels {
+                let f = module.load_function(name).map_err(|e| CudaError::driver(format!("kernel {name}"), e))?;
+                functions.insert(name, f);
+            }
+            modules.push(module);
+        }
+        let mut driver = 0;
+        // SAFETY: the driver is loaded (the context exists); `driver` is valid for writes.
+        let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
+        let info = DeviceInfo {
+            name: ctx.name().map_err(during("reading the device name"))?,
+            arch,
+            memory_bytes: ctx.total_mem().map_err(during("reading the memory size"))? as u64,
+            multiprocessors: ctx
+                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(during("reading the multiprocessor count"))? as u32,
+            driver_version: format!("CUDA {}.{}", driver / 1000, (driver % 1000) / 10),
+            nvrtc_version: format!("NVRTC {nv_major}.{nv_minor}"),
+        };
+        let split = std::env::var("G16_CUDA_ONES_SPLIT").map(|v| v != "0").unwrap_or(true);
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            kernels: Kernels { functions, _modules: modules },
+            info,
+            timing: Mutex::new(Timing::new(clock)),
+            ntt_tables: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(HashMap::new()),
+            upload_slots: Mutex::new(Vec::new()),
+            download_slot: Mutex::new(None),
+            ones_split: AtomicBool::new(split),
+            op: Mutex::new(()),
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Whether MSMs send scalars equal to 1 to the batch addition instead of Pippenger
+    /// (default on; `G16_CUDA_ONES_SPLIT=0` at open turns it off).
+    pub fn set_ones_split(&self, on: bool) {
+        self.ones_split.store(on, Ordering::Relaxed);
+    }
+    pub fn ones_split(&self) -> bool {
+        self.ones_split.load(Ordering::Relaxed)
+    }
+
+    /// Serialises operations (see the module docs).
+    pub(crate) fn op(&self) -> MutexGuard<'_, ()> {
+        lock(&self.op)
+    }
+
+    // --- memory --------------------------------------------------------------------------
+
+    /// Allocates `words` 32-bit words, refusing (as `OutOfMemory`) what the free memory less a
+    /// headroom cannot hold, rather than letting the driver fail mid-operation.
+    pub(crate) fn alloc(&self, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
+        let bytes = (words as u64) * 4;
+        self.ctx.bind_to_thread().map_err(during("binding the context"))?;
+        let (free, _) = cu::mem_get_info().map_err(during("reading free memory"))?;
+        let available = (free as u64).saturating_sub(HEADROOM_BYTES);
+        if bytes > available {
+            return Err(CudaError::OutOfMemory { what: what.to_string(), requested: bytes, available });
+        }
+        // SAFETY: the memory is written (by a copy, a memset or a kernel) before it is read;
+        // every caller fills what it allocates.
+        unsafe { self.stream.alloc::<u32>(words.max(1)) }.map_err(|e| match CudaError::driver(what, e) {
+            CudaError::OutOfMemory { what, available, .. } => CudaError::OutOfMemory { what, requested: bytes, available },
+            other => other,
+        })
+    }
+
+    pub(crate) fn alloc_zeros(&self, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
+        let mut s = self.alloc(what, words)?;
+        self.stream.memset_zeros(&mut s).map_err(during("clearing memory"))?;
+        Ok(s)
+    }
+
+    pub(crate) fn ptr(&self, s: &CudaSlice<u32>) -> u64 {
+        let (p, _sync) = s.device_ptr(&self.stream);
+        p
+    }
+
+    // --- staging ---------------------------------------------------------------------------
+
+    /// Copies `count` items of `per` words each to a new device allocation, converting them
+    /// into pinned chunks (in parallel) while the previous chunk's copy runs.
+    fn upload_items<T: Sync>(
+        &self,
+        what: &str,
+        items: &[T],
+        per: usize,
+        convert: impl Fn(&T, &mut [u32]) + Sync,
+    ) -> Result<CudaSlice<u32>, CudaError> {
+        let dst = self.alloc(what, items.len() * per)?;
+        let base = self.ptr(&dst);
+        let chunk_items = (STAGING_WORDS / per).max(1);
+        let mut slots = lock(&self.upload_slots);
+        while slots.len() < 2 {
+            // SAFETY: pinned memory is written by the conversion below before any copy reads it.
+            let host = unsafe { self.ctx.alloc_pinned::<u32>(STAGING_WORDS.max(per)) }
+                .map_err(during("allocating pinned staging memory"))?;
+            slots.push(StagingSlot { host, copied: None });
+        }
+        for (i, chunk) in items.chunks(chunk_items).enumerate() {
+            let slot = &mut slots[i % 2];
+            if let Some(ev) = slot.copied.take() {
+                ev.synchronize().map_err(during("waiting for a staging copy"))?;
+            }
+            let words = chunk.len() * per;
+            let host = slot.host.as_mut_slice().map_err(during("mapping pinned memory"))?;
+            host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
+            let offset = (i * chunk_items * per * 4) as u64;
+            // SAFETY: the destination range lies inside `dst` (offset + words ≤ its length) and
+            // the pinned source stays untouched until `copied` has completed.
+            unsafe { cu::memcpy_htod_async(base + offset, &host[..words], self.stream.cu_stream()) }
+                .map_err(during("copying to the device"))?;
+            slot.copied = Some(
+                self.stream
+                    .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                    .map_err(during("recording a staging event"))?,
+            );
+        }
+        Ok(dst)
+    }
+
+    /// Copies `len` items of `per` words from the device and converts each.
+    fn download_items<T: Send>(
+        &self,
+        src: &CudaSlice<u32>,
+        len: usize,
+        per: usize,
+        convert: impl Fn(&[u32]) -> T + Sync,
+    ) -> Result<Vec<T>, CudaError> {
+        let mut out = Vec::with_capacity(len);
+        let chunk_items = (STAGING_WORDS / per).max(1);
+        let mut slot = lock(&self.download_slot);
+        if slot.is_none() {
+            // SAFETY: pinned memory is written by the copies below before it is read. Not
+            // write-combined: the host reads it.
+            *slot = Some(
+                unsafe { self.ctx.alloc_pinned_with_flags::<u32>(STAGING_WORDS.max(per), 0) }
+                    .map_err(during("allocating pinned staging memory"))?,
+            );
+        }
+        let host = slot.as_mut().map(|s| s.as_mut_slice()).transpose().map_err(during("mapping pinned memory"))?;
+        let host = host.ok_or_else(|| CudaError::Driver { context: "staging".into(), message: "no buffer".into() })?;
+        let base = self.ptr(src);
+        let mut done = 0;
+        while done < len {
+            let items = chunk_items.min(len - done);
+            let words = items * per;
+            // SAFETY: the source range lies inside `src`; `host` holds at least `words` words.
+            unsafe { cu::memcpy_dtoh_async(&mut host[..words], base + (done * per * 4) as u64, self.stream.cu_stream()) }
+                .map_err(during("copying from the device"))?;
+            self.stream.synchronize().map_err(during("waiting for a copy from the device"))?;
+            out.par_extend(host[..words].par_chunks(per).map(&convert));
+            done += items;
+        }
+        Ok(out)
+    }
+
+    pub fn upload_fr(&self, host: &[Fr]) -> Result<FrBuffer, CudaError> {
+        let _op = self.op();
+        let data = self.upload_items("scalars", host, FR_WORDS, convert::fr_to_words)?;
+        Ok(FrBuffer { data, len: host.len() })
+    }
+
+    pub fn alloc_fr(&self, len: usize) -> Result<FrBuffer, CudaError> {
+        let _op = self.op();
+        Ok(FrBuffer { data: self.alloc_zeros("scalars", len * FR_WORDS)?, len })
+    }
+
+    pub fn download_fr(&self, buf: &FrBuffer) -> Result<Vec<Fr>, CudaError> {
+        let _op = self.op();
+        self.download_items(&buf.data, buf.len, FR_WORDS, convert::fr_from_words)
+    }
+
+    pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, CudaError> {
+        let _op = self.op();
+        let data = self.upload_items("G1 bases", host, G1_WORDS, convert::g1_to_words)?;
+        Ok(G1Buffer { data, len: host.len() })
+    }
+
+    pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, CudaError> {
+        let _op = self.op();
+        let data = self.upload_items("G2 bases", host, G2_WORDS, convert::g2_to_words)?;
+        Ok(G2Buffer { data, len: host.len() })
+    }
+
+    /// Small host data (tables, constants) to the device, synchronously.
+    pub(crate) fn upload_words(&self, what: &str, words: &[u32]) -> Result<CudaSlice<u32>, CudaError> {
+        let mut dst = self.alloc(what, words.len())?;
+        self.stream.memcpy_htod(words, &mut dst).map_err(during("copying to the device"))?;
+        Ok(dst)
+    }
+
+    pub(crate) fn download_words(&self, src: &CudaSlice<u32>, words: usize) -> Result<Vec<u32>, CudaError> {
+        let mut out = vec![0u32; words];
+        // SAFETY: `out` holds `words` words and the source holds at least as many.
+        unsafe { cu::memcpy_dtoh_async(&mut out[..], self.ptr(src), self.stream.cu_stream()) }
+            .map_err(during("copying from the device"))?;
+        self.stream.synchronize().map_err(during("waiting for a copy from the device"))?;
+        Ok(out)
+    }
+
+    // --- launches and spans --------------------------------------------------------------
+
+    /// Launches `name` with `grid × block` threads and the given kernel arguments (each a u32
+    /// or a device pointer as u64).
+    pub(crate) fn launch(&self, name: &'static str, grid: u32, block: u32, args: &[Arg]) -> Result<(), CudaError> {
+        let f = self.kernels.get(name)?;
+        let mut builder = self.stream.launch_builder(f);
+        for a in args {
+            match a {
+                Arg::U32(v) => builder.arg(v),
+                Arg::Ptr(p) => builder.arg(p),
+            };
+        }
+        let cfg = LaunchConfig { grid_dim: (grid.max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: each kernel's argument list is built by its one caller in this crate to match
+        // the kernel's C signature, with pointers into live allocations of the sizes it indexes.
+        unsafe { builder.launch(cfg) }.map_err(|e| CudaError::driver(format!("launching {name}"), e))?;
+        Ok(())
+    }
+
+    /// Runs `work` (a group of launches) between two events, as the device span `name`.
+    pub(crate) fn span<R>(
+        &self,
+        name: &str,
+        tag: Option<u64>,
+        work: impl FnOnce() -> Result<R, CudaError>,
+    ) -> Result<R, CudaError> {
+        let begun = lock(&self.timing).begin(&self.ctx, &self.stream)?;
+        let out = work();
+        // The span is closed even when the work failed, so the timeline shows how far it got.
+        lock(&self.timing).end(&self.ctx, &self.stream, name, tag, begun)?;
+        out
+    }
+
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.stream.synchronize().map_err(during("synchronising"))
+    }
+
+    /// Every device span finished so far, on the host clock.
+    pub fn drain_spans(&self) -> Result<Vec<SpanRecord>, CudaError> {
+        let _op = self.op();
+        self.synchronize()?;
+        lock(&self.timing).drain(&self.ctx, &self.stream)
+    }
+}
+
+/// A kernel argument.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Arg {
+    U32(u32),
+    Ptr(u64),
+}

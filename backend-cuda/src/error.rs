@@ -1,0 +1,41 @@
+//! The engine's errors: small and specific, so the adapter in `g16-core` maps each to its
+//! `BackendError` without guessing.
+
+use cudarc::driver::{result::DriverError, sys::CUresult};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CudaError {
+    /// No driver, no device, or no NVRTC: the backend cannot run here.
+    #[error("{0}")]
+    Unavailable(String),
+    /// NVRTC rejected a kernel source; `log` is NVRTC's own log.
+    #[error("NVRTC could not compile the '{program}' kernels for {arch}:\n{log}")]
+    Compile { program: &'static str, arch: String, log: String },
+    #[error("out of device memory: {what} needs {requested} bytes, {available} available")]
+    OutOfMemory { what: String, requested: u64, available: u64 },
+    #[error("CUDA driver error in {context}: {message}")]
+    Driver { context: String, message: String },
+    #[error("{op}: length mismatch: expected {expected}, got {got}")]
+    LengthMismatch { op: &'static str, expected: usize, got: usize },
+    #[error("{op}: range {start}..{end} is outside a buffer of {len} elements")]
+    OutOfRange { op: &'static str, start: usize, end: usize, len: usize },
+    #[error("NTT of {len} elements: the length must be a power of two between 2 and 2^{max_log2}")]
+    NttSize { len: usize, max_log2: u32 },
+}
+
+impl CudaError {
+    /// A driver error, with what the engine was doing; out-of-memory gets its own variant.
+    pub(crate) fn driver(context: impl Into<String>, e: DriverError) -> CudaError {
+        let context = context.into();
+        if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            let available = cudarc::driver::result::mem_get_info().map(|(free, _)| free as u64).unwrap_or(0);
+            return CudaError::OutOfMemory { what: context, requested: 0, available };
+        }
+        CudaError::Driver { context, message: format!("{:?}", e.0) }
+    }
+}
+
+/// `result.map_err(during("what"))`: a driver error tagged with what was being done.
+pub(crate) fn during(what: &'static str) -> impl FnOnce(DriverError) -> CudaError {
+    move |e| CudaError::driver(what, e)
+}

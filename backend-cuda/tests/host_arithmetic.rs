@@ -1,0 +1,166 @@
+//! The kernels' field and curve arithmetic, run on the host: `kernels/ff.cuh` and `ec.cuh` are
+//! compiled by the host's C++ compiler with `G16_HOST_EMULATION` (the PTX carry chain becomes
+//! the same chain with an emulated carry flag) and checked against arkworks on fresh random
+//! values and edge cases. This catches a wrong constant, carry or formula without a GPU; the
+//! GPU suite (`tests/backend_cuda.rs` on a CUDA machine) checks the PTX itself.
+//! Without a C++ compiler it says so loudly and passes, unless `G16_REQUIRE_CXX=1`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective};
+use ark_ec::{AffineRepr, CurveGroup, PrimeGroup};
+use ark_ff::{Field, PrimeField, UniformRand, Zero};
+use g16_cuda::convert::{
+    fq_from_words, fq_to_words, fr_from_words, fr_to_words, g1_to_words, g1_xyzz_to_projective, FQ_WORDS, FR_WORDS,
+    G1_WORDS, G1_XYZZ_WORDS,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+const HARNESS: &str = r#"
+#include <cstdio>
+template <class F> void rd(F& x) { for (int i = 0; i < F::N; i++) if (scanf("%x", &x.l[i]) != 1) exit(2); }
+template <class F> void pr(const F& x) { for (int i = 0; i < F::N; i++) printf("%x ", x.l[i]); printf("\n"); }
+void pr(const Xyzz<Fq>& p) { pr(p.x); pr(p.y); pr(p.zz); pr(p.zzz); }
+int main() {
+  int cases;
+  if (scanf("%d", &cases) != 1) return 2;
+  for (int c = 0; c < cases; c++) {
+    Fr a, b; rd(a); rd(b);
+    pr(a * b); pr(a + b); pr(a - b); pr(a.from_montgomery());
+    Fq x, y; rd(x); rd(y);
+    pr(x * y); pr(x + y); pr(x - y); pr(x.sqr()); pr(x.neg());
+    Fq2 u, v; rd(u.c0); rd(u.c1); rd(v.c0); rd(v.c1);
+    Fq2 m = u * v, s = u.sqr();
+    pr(m.c0); pr(m.c1); pr(s.c0); pr(s.c1);
+    Affine<Fq> P, Q; rd(P.x); rd(P.y); rd(Q.x); rd(Q.y);
+    Xyzz<Fq> sum = Xyzz<Fq>::from_affine(P); sum.add_affine(Q); pr(sum);            // P + Q
+    Xyzz<Fq> d = Xyzz<Fq>::from_affine(P); d.dbl(); pr(d);                          // 2P
+    Xyzz<Fq> e = Xyzz<Fq>::from_affine(P); e.add_affine(P); pr(e);                  // P + P
+    Xyzz<Fq> f = sum; Xyzz<Fq> g = Xyzz<Fq>::from_affine(Q.neg()); g.dbl(); f.add(g); f.add(d); pr(f);  // 3P − Q
+    Xyzz<Fq> h = Xyzz<Fq>::from_affine(P); h.add_affine(P.neg()); pr(h);            // identity
+    Xyzz<Fq> k = Xyzz<Fq>::identity(); k.add(d); k.add(Xyzz<Fq>::identity()); k.add(d); pr(k);  // 4P
+  }
+  return 0;
+}
+"#;
+
+fn compiler() -> Option<String> {
+    let candidates = std::env::var("CXX").ok().into_iter().chain(["c++", "g++", "clang++"].map(String::from));
+    candidates.into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+fn words_hex(w: &[u32]) -> String {
+    w.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" ")
+}
+
+fn fr_words(x: &Fr) -> Vec<u32> {
+    let mut w = vec![0u32; FR_WORDS];
+    fr_to_words(x, &mut w);
+    w
+}
+
+fn fq_words(x: &Fq) -> Vec<u32> {
+    let mut w = vec![0u32; FQ_WORDS];
+    fq_to_words(x, &mut w);
+    w
+}
+
+#[test]
+fn kernel_arithmetic_matches_arkworks_on_the_host() {
+    let Some(cxx) = compiler() else {
+        if std::env::var("G16_REQUIRE_CXX").as_deref() == Ok("1") {
+            panic!("a C++ compiler is required (G16_REQUIRE_CXX=1) but none of $CXX, c++, g++, clang++ runs");
+        }
+        eprintln!("\n!!! SKIPPED: no C++ compiler for the host-emulated kernel arithmetic (set G16_REQUIRE_CXX=1 to fail)\n");
+        return;
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host_arithmetic");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let source = format!(
+        "#define G16_HOST_EMULATION\n#include <cstdlib>\n{}\n{HARNESS}",
+        g16_cuda::kernels::arithmetic_headers()
+    );
+    std::fs::write(dir.join("harness.cpp"), source).expect("write harness");
+    let exe = dir.join("harness");
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-o"])
+        .arg(&exe)
+        .arg(dir.join("harness.cpp"))
+        .output()
+        .expect("run the C++ compiler");
+    assert!(out.status.success(), "{cxx} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+
+    let seed: u64 = std::env::var("G16_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    eprintln!("kernel_arithmetic_matches_arkworks_on_the_host: G16_TEST_SEED={seed}");
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let cases = 64;
+    let mut input = format!("{cases}\n");
+    let mut expected: Vec<Vec<u32>> = Vec::new();
+    let mut points: Vec<Vec<G1Projective>> = Vec::new();
+    for c in 0..cases {
+        // Edge values first: r − 1 and p − 1 (the largest), zero, one.
+        let (a, b) = match c {
+            0 => (-Fr::ONE, -Fr::ONE),
+            1 => (Fr::zero(), -Fr::ONE),
+            2 => (Fr::ONE, Fr::ONE),
+            _ => (Fr::rand(&mut rng), Fr::rand(&mut rng)),
+        };
+        let (x, y) = match c {
+            0 => (-Fq::ONE, -Fq::ONE),
+            1 => (Fq::zero(), -Fq::ONE),
+            _ => (Fq::rand(&mut rng), Fq::rand(&mut rng)),
+        };
+        let (u, v) = (Fq2::rand(&mut rng), Fq2::rand(&mut rng));
+        let p = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
+        let q = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
+        for w in [fr_words(&a), fr_words(&b), fq_words(&x), fq_words(&y)] {
+            input += &words_hex(&w);
+            input.push('\n');
+        }
+        for f in [u.c0, u.c1, v.c0, v.c1] {
+            input += &words_hex(&fq_words(&f));
+            input.push('\n');
+        }
+        let mut pw = vec![0u32; 2 * G1_WORDS];
+        g1_to_words(&p, &mut pw[..G1_WORDS]);
+        g1_to_words(&q, &mut pw[G1_WORDS..]);
+        input += &words_hex(&pw);
+        input.push('\n');
+
+        let plain: Vec<u32> = a.into_bigint().0.iter().flat_map(|l| [*l as u32, (*l >> 32) as u32]).collect();
+        expected.extend([fr_words(&(a * b)), fr_words(&(a + b)), fr_words(&(a - b)), plain]);
+        expected.extend([x * y, x + y, x - y, x.square(), -x].iter().map(fq_words));
+        let (m, s) = (u * v, u.square());
+        expected.extend([m.c0, m.c1, s.c0, s.c1].iter().map(fq_words));
+        let (pp, qp) = (p.into_group(), q.into_group());
+        points.push(vec![pp + qp, pp + pp, pp + pp, pp * Fr::from(3u64) - qp, G1Projective::zero(), pp * Fr::from(4u64)]);
+    }
+
+    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write input");
+    let out = child.wait_with_output().expect("harness output");
+    assert!(out.status.success(), "harness failed");
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    let mut lines = text.lines().map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
+    let names = ["Fr mul", "Fr add", "Fr sub", "Fr from_montgomery", "Fq mul", "Fq add", "Fq sub", "Fq sqr", "Fq neg", "Fq2 mul c0", "Fq2 mul c1", "Fq2 sqr c0", "Fq2 sqr c1"];
+    let point_names = ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
+    for c in 0..cases as usize {
+        for (i, name) in names.iter().enumerate() {
+            let got = lines.next().expect("output line");
+            let want = &expected[c * names.len() + i];
+            assert_eq!(&got, want, "case {c}: {name}");
+        }
+        // Sanity of the conversions used above.
+        let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
+        for (j, name) in point_names.iter().enumerate() {
+            let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
+            assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
+            assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "case {c}: {name}");
+        }
+    }
+    assert!(lines.next().is_none(), "no extra output");
+    let _: G1Affine = G1Affine::identity();
+}

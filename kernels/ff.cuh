@@ -1,0 +1,242 @@
+// Field arithmetic for BLS12-381: Fr (scalar field, 8×32-bit limbs), Fq (base field, 12×32-bit
+// limbs) and Fq2 = Fq[u]/(u²+1), all in Montgomery form with R = 2^(32·N), the same
+// representation arkworks keeps in memory, so limbs cross the host boundary unconverted.
+//
+// Multiplication is CIOS Montgomery: for each limb b_i of b, t += a·b_i, then t += m·p with
+// m = t_0·(−p⁻¹) mod 2^32, then t >>= 32. Every row is a PTX carry chain (mad.lo.cc /
+// madc.hi.cc): the low halves of a row's products are added with one chain, the high halves
+// with a second one shifted by a limb. t has N+2 limbs: with a, b < p it stays below 2p, and
+// 4p < 2^(32N) for both moduli, so one conditional subtraction finishes the product.
+//
+// Each PTX instruction is its own `asm volatile` statement. The carry flag lives between them;
+// the compiler keeps volatile asm in order and the unrolled loops put nothing else between the
+// links of a chain (the usual practice of GPU field libraries; the tests on the device check
+// every operation against arkworks).
+//
+// Built twice: by NVRTC for the device, and (G16_HOST_EMULATION) by a host C++ compiler for
+// the arithmetic tests of `backend-cuda/tests/host_ff.rs`, where the carry flag is a variable.
+#pragma once
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#ifdef G16_HOST_EMULATION
+#define DEVICE inline
+#define NOINLINE inline
+namespace ptx {
+static u32 carry_flag;  // the emulated condition-code register (host tests are single-threaded)
+inline u32 add_cc(u32 a, u32 b) { u64 s = (u64)a + b; carry_flag = (u32)(s >> 32); return (u32)s; }
+inline u32 addc_cc(u32 a, u32 b) { u64 s = (u64)a + b + carry_flag; carry_flag = (u32)(s >> 32); return (u32)s; }
+inline u32 addc(u32 a, u32 b) { return a + b + carry_flag; }
+inline u32 sub_cc(u32 a, u32 b) { u64 d = (u64)a - b; carry_flag = (u32)(d >> 63); return (u32)d; }
+inline u32 subc_cc(u32 a, u32 b) { u64 d = (u64)a - b - carry_flag; carry_flag = (u32)(d >> 63); return (u32)d; }
+inline u32 subc(u32 a, u32 b) { return a - b - carry_flag; }
+inline u32 mad_lo_cc(u32 a, u32 b, u32 c) { return add_cc((u32)((u64)a * b), c); }
+inline u32 madc_lo_cc(u32 a, u32 b, u32 c) { return addc_cc((u32)((u64)a * b), c); }
+inline u32 mad_hi_cc(u32 a, u32 b, u32 c) { return add_cc((u32)(((u64)a * b) >> 32), c); }
+inline u32 madc_hi_cc(u32 a, u32 b, u32 c) { return addc_cc((u32)(((u64)a * b) >> 32), c); }
+}  // namespace ptx
+#else
+#define DEVICE __device__ __forceinline__
+// Curve operations are kept out of line: inlined, their unrolled field products multiply the
+// code size (and NVRTC's compile time) by every call site, for a call's small cost.
+#define NOINLINE __device__ __noinline__
+namespace ptx {
+DEVICE u32 add_cc(u32 a, u32 b) { u32 r; asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+DEVICE u32 addc_cc(u32 a, u32 b) { u32 r; asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+DEVICE u32 addc(u32 a, u32 b) { u32 r; asm volatile("addc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+DEVICE u32 sub_cc(u32 a, u32 b) { u32 r; asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+DEVICE u32 subc_cc(u32 a, u32 b) { u32 r; asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+DEVICE u32 subc(u32 a, u32 b) { u32 r; asm volatile("subc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
+DEVICE u32 mad_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+DEVICE u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+DEVICE u32 mad_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+DEVICE u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+}  // namespace ptx
+#endif
+
+// The constants of one prime field: its limbs, Montgomery one (R mod p) and −p⁻¹ mod 2^32.
+// `Rust: backend-cuda/src/constants.rs` checks these tables against arkworks.
+struct FrParams {
+  enum { N = 8 };
+  static constexpr u32 INV = 0xffffffffu;
+  DEVICE static u32 mod(int i) {
+    constexpr u32 m[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402, 0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+    return m[i];
+  }
+  DEVICE static u32 one(int i) {
+    constexpr u32 m[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa, 0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+    return m[i];
+  }
+};
+
+struct FqParams {
+  enum { N = 12 };
+  static constexpr u32 INV = 0xfffcfffdu;
+  DEVICE static u32 mod(int i) {
+    constexpr u32 m[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+                           0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+    return m[i];
+  }
+  DEVICE static u32 one(int i) {
+    constexpr u32 m[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
+                           0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+    return m[i];
+  }
+};
+
+// An element of the prime field P, Montgomery form, little-endian 32-bit limbs.
+template <class P>
+struct Fp {
+  enum { N = P::N };
+  static constexpr bool HOT_INLINE = true;  // see Xyzz::add_affine_hot
+  u32 l[N];
+
+  DEVICE static Fp zero() {
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.l[i] = 0;
+    return r;
+  }
+  DEVICE static Fp one() {
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.l[i] = P::one(i);
+    return r;
+  }
+  DEVICE bool is_zero() const {
+    u32 acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc |= l[i];
+    return acc == 0;
+  }
+  DEVICE bool operator==(const Fp& o) const {
+    u32 acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc |= l[i] ^ o.l[i];
+    return acc == 0;
+  }
+  DEVICE bool operator!=(const Fp& o) const { return !(*this == o); }
+
+  // r = t − p if t ≥ p, else t (t < 2p).
+  DEVICE static Fp reduce_once(const u32 t[N]) {
+    u32 s[N];
+    s[0] = ptx::sub_cc(t[0], P::mod(0));
+#pragma unroll
+    for (int i = 1; i < N; i++) s[i] = ptx::subc_cc(t[i], P::mod(i));
+    u32 borrow = ptx::subc(0, 0);  // all ones when t < p
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.l[i] = (t[i] & borrow) | (s[i] & ~borrow);
+    return r;
+  }
+
+  DEVICE Fp operator+(const Fp& b) const {
+    u32 t[N];
+    t[0] = ptx::add_cc(l[0], b.l[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) t[i] = ptx::addc_cc(l[i], b.l[i]);
+    return reduce_once(t);  // a + b < 2p < 2^(32N): no carry out
+  }
+
+  DEVICE Fp operator-(const Fp& b) const {
+    u32 t[N];
+    t[0] = ptx::sub_cc(l[0], b.l[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) t[i] = ptx::subc_cc(l[i], b.l[i]);
+    u32 borrow = ptx::subc(0, 0);
+    Fp r;
+    r.l[0] = ptx::add_cc(t[0], P::mod(0) & borrow);
+#pragma unroll
+    for (int i = 1; i < N; i++) r.l[i] = ptx::addc_cc(t[i], P::mod(i) & borrow);
+    return r;
+  }
+
+  DEVICE Fp neg() const { return zero() - *this; }
+  DEVICE Fp dbl() const { return *this + *this; }
+
+  DEVICE Fp operator*(const Fp& b) const {
+    u32 t[N + 2];
+#pragma unroll
+    for (int j = 0; j < N + 2; j++) t[j] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const u32 bi = b.l[i];
+      // t += a·b_i: low halves, then high halves one limb up.
+      t[0] = ptx::mad_lo_cc(l[0], bi, t[0]);
+#pragma unroll
+      for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(l[j], bi, t[j]);
+      t[N] = ptx::addc_cc(t[N], 0);
+      t[N + 1] = ptx::addc(t[N + 1], 0);
+      t[1] = ptx::mad_hi_cc(l[0], bi, t[1]);
+#pragma unroll
+      for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(l[j], bi, t[j + 1]);
+      t[N + 1] = ptx::addc(t[N + 1], 0);
+      // t += m·p, which clears t_0.
+      const u32 m = t[0] * P::INV;
+      t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
+#pragma unroll
+      for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
+      t[N] = ptx::addc_cc(t[N], 0);
+      t[N + 1] = ptx::addc(t[N + 1], 0);
+      t[1] = ptx::mad_hi_cc(m, P::mod(0), t[1]);
+#pragma unroll
+      for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
+      t[N + 1] = ptx::addc(t[N + 1], 0);
+      // t >>= 32
+#pragma unroll
+      for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
+      t[N + 1] = 0;
+    }
+    return reduce_once(t);
+  }
+
+  DEVICE Fp sqr() const { return *this * *this; }
+
+  // Out of Montgomery form: a·R⁻¹, the plain integer (for scalar digits).
+  DEVICE Fp from_montgomery() const {
+    Fp one_plain = zero();
+    one_plain.l[0] = 1;
+    return *this * one_plain;
+  }
+};
+
+typedef Fp<FrParams> Fr;
+typedef Fp<FqParams> Fq;
+
+// Whether G2's accumulation inlines its mixed addition (its Fq2 products stay out of line
+// either way); an experiment switch, set through G16_CUDA_DEFINES.
+#ifndef G16_G2_HOT_INLINE
+#define G16_G2_HOT_INLINE 0
+#endif
+
+// Fq2 = Fq[u]/(u² + 1).
+struct Fq2 {
+  Fq c0, c1;
+  static constexpr bool HOT_INLINE = G16_G2_HOT_INLINE;
+  DEVICE static Fq2 zero() { Fq2 r; r.c0 = Fq::zero(); r.c1 = Fq::zero(); return r; }
+  DEVICE static Fq2 one() { Fq2 r; r.c0 = Fq::one(); r.c1 = Fq::zero(); return r; }
+  DEVICE bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+  DEVICE bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
+  DEVICE bool operator!=(const Fq2& o) const { return !(*this == o); }
+  DEVICE Fq2 operator+(const Fq2& b) const { Fq2 r; r.c0 = c0 + b.c0; r.c1 = c1 + b.c1; return r; }
+  DEVICE Fq2 operator-(const Fq2& b) const { Fq2 r; r.c0 = c0 - b.c0; r.c1 = c1 - b.c1; return r; }
+  DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
+  DEVICE Fq2 dbl() const { return *this + *this; }
+  // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
+  NOINLINE Fq2 operator*(const Fq2& b) const {
+    Fq v0 = c0 * b.c0, v1 = c1 * b.c1;
+    Fq2 r;
+    r.c0 = v0 - v1;
+    r.c1 = (c0 + c1) * (b.c0 + b.c1) - v0 - v1;
+    return r;
+  }
+  // (a0 + a1·u)² = (a0 + a1)(a0 − a1) + 2·a0·a1·u: two Fq products.
+  NOINLINE Fq2 sqr() const {
+    Fq2 r;
+    Fq p = c0 * c1;
+    r.c0 = (c0 + c1) * (c0 - c1);
+    r.c1 = p + p;
+    return r;
+  }
+};

@@ -1,0 +1,116 @@
+//! The conformance suite on the CUDA backend. Where there is no GPU, driver or NVRTC (CI) it
+//! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
+//! fails) and `G16_CONFORMANCE=large` (the sizes). CUDA-specific checks follow.
+mod conformance;
+
+use g16_core::backend::{open, BackendKind};
+
+conformance_tests!("cuda", "G16_REQUIRE_CUDA", conformance::Device::Open(open(BackendKind::Cuda)));
+
+// --- CUDA-specific checks: what the shared suite does not reach --------------------------------
+
+use ark_ec::VariableBaseMSM;
+use ark_ff::{One, UniformRand};
+use g16_core::backend::{Backend, CudaBackend, NttKind, Scalars};
+use g16_core::sample::{random_points, random_scalars, test_rng};
+use g16_core::timeline::{Layer, Timeline};
+use g16_core::{Fr, G1Projective, G2Projective};
+
+fn cuda() -> Option<CudaBackend> {
+    conformance::open_or_skip("cuda", "G16_REQUIRE_CUDA", conformance::Device::Open(CudaBackend::open(0)))
+}
+
+fn large() -> bool {
+    std::env::var("G16_CONFORMANCE").as_deref() == Ok("large")
+}
+
+/// A hash circuit's witness: mostly 0 and 1, a few full-width values.
+fn bit_heavy(n: usize, rng: &mut rand_chacha::ChaCha20Rng) -> Vec<Fr> {
+    (0..n)
+        .map(|i| if i % 13 == 7 { Fr::rand(rng) } else { Fr::from(u64::rand(rng) & 1) })
+        .collect()
+}
+
+#[test]
+fn ones_split_on_and_off_agree_with_arkworks() {
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("ones_split_on_and_off_agree_with_arkworks");
+    let n = if large() { 1 << 20 } else { 1 << 14 };
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let g2 = random_points::<G2Projective, _>(n / 16, &mut rng);
+    let scalars = bit_heavy(n, &mut rng);
+    let want = G1Projective::msm_unchecked(&bases, &scalars);
+    let want2 = G2Projective::msm_unchecked(&g2, &scalars[..n / 16]);
+    let (db, dg2, ds) = (b.upload_g1_bases(&bases).unwrap(), b.upload_g2_bases(&g2).unwrap(), b.upload_scalars(&scalars).unwrap());
+    for split in [true, false] {
+        b.engine().set_ones_split(split);
+        assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want, "G1, split {split}");
+        assert!(b.msm_g2(&dg2, Scalars::Device(&ds, 0..n / 16)).unwrap() == want2, "G2, split {split}");
+        // All ones: everything goes through the batch addition (or, split off, one bucket).
+        let ones = vec![Fr::one(); n];
+        let sum: G1Projective = bases.iter().map(|p| G1Projective::from(*p)).sum();
+        assert!(b.msm_g1(&db, Scalars::Host(&ones)).unwrap() == sum, "all ones, split {split}");
+    }
+    b.engine().set_ones_split(true);
+}
+
+#[test]
+fn skewed_scalars_take_the_big_bucket_path_and_agree() {
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("skewed_scalars_take_the_big_bucket_path_and_agree");
+    let n = if large() { 1 << 22 } else { 1 << 15 };
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let shared = Fr::rand(&mut rng);
+    // 99 % share one value: one bucket per window holds almost every point.
+    let scalars: Vec<Fr> = (0..n).map(|i| if i % 100 == 0 { Fr::rand(&mut rng) } else { shared }).collect();
+    let want = G1Projective::msm_unchecked(&bases, &scalars);
+    let db = b.upload_g1_bases(&bases).unwrap();
+    let ds = b.upload_scalars(&scalars).unwrap();
+    assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want);
+}
+
+#[test]
+fn large_ntt_round_trips_and_matches_the_cpu() {
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("large_ntt_round_trips_and_matches_the_cpu");
+    let log = if large() { 24 } else { 16 };
+    let n = 1usize << log;
+    let input = random_scalars(n, &mut rng);
+    let cpu = g16_core::backend::CpuBackend::new();
+    for kind in [NttKind::CosetForward, NttKind::Inverse] {
+        let mut d = b.upload_scalars(&input).unwrap();
+        b.ntt(&mut d, kind).unwrap();
+        let mut c = cpu.upload_scalars(&input).unwrap();
+        cpu.ntt(&mut c, kind).unwrap();
+        assert!(b.download_scalars(&d).unwrap() == cpu.download_scalars(&c).unwrap(), "{kind:?} 2^{log}");
+    }
+    let mut d = b.upload_scalars(&input).unwrap();
+    b.ntt(&mut d, NttKind::CosetForward).unwrap();
+    b.ntt(&mut d, NttKind::CosetInverse).unwrap();
+    assert!(b.download_scalars(&d).unwrap() == input, "coset round trip 2^{log}");
+}
+
+#[test]
+fn msm_phases_are_timed_inside_their_host_span() {
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("msm_phases_are_timed_inside_their_host_span");
+    let n = 1 << 12;
+    let bases = b.upload_g1_bases(&random_points::<G1Projective, _>(n, &mut rng)).unwrap();
+    let scalars = b.upload_scalars(&random_scalars(n, &mut rng)).unwrap();
+    b.drain_device_spans();
+    let tl = Timeline::new();
+    let guard = tl.span(Layer::Prover, "outer");
+    let (id, host_start) = (guard.id(), g16_core::timeline::now_ns());
+    let _ = b.msm_g1(&bases, Scalars::Device(&scalars, 0..n)).unwrap();
+    let host_end = g16_core::timeline::now_ns();
+    drop(guard);
+    let spans = b.drain_device_spans();
+    for phase in ["msm_g1", "msm_g1.digits", "msm_g1.sort", "msm_g1.accumulate", "msm_g1.reduce"] {
+        let s = spans.iter().find(|s| s.name == phase).unwrap_or_else(|| panic!("no {phase} span in {spans:?}"));
+        assert_eq!(s.parent, Some(id), "{phase}");
+        assert_eq!(s.device, "cuda:0");
+        let slack = s.error_bound_ns + 1_000;
+        assert!(s.start_ns + slack >= host_start && s.end_ns <= host_end + slack, "{phase} outside its host span: {s:?}");
+        assert!(s.end_ns > s.start_ns, "{phase} has length: {s:?}");
+    }
+}
