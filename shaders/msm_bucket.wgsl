@@ -1,0 +1,136 @@
+// MSM, phase 2: bucket sums, and their reduction to one sum per window, for one group
+// (instantiated as g1 and g2: CURVE, FLD).
+//
+// Bucket sums in levels, so an oversized bucket (the ones bucket of a bit witness, a
+// skewed scalar distribution) is split over many threads instead of serialising one:
+// level 0 cuts every bucket's sorted entries into tasks of at most t bases; each task is
+// one thread, adding its bases (mixed additions into XYZZ) into one partial sum. The
+// partials of a bucket lie contiguously, so level k+1 cuts them again into tasks of t
+// partials, until every bucket has at most one. A task finds its bucket by binary search
+// in the task offsets (a prefix sum, scan.wgsl).
+//
+// Then each window's buckets are reduced Σ_k (k+1)·S_k by running sums over segments of
+// the window, one thread per segment, and the segment results are summed in groups.
+
+struct Params {
+    // accumulate: task size, bucket count, base offset of this launch's first scalar.
+    t: u32,
+    nb: u32,
+    base_offset: u32,
+    // window_reduce: windows, buckets per window (B), segments per window, bucket of the ones.
+    nwin: u32,
+    half_buckets: u32,
+    segments: u32,
+    ones_bucket: u32,
+    // sum_groups: outputs, and inputs per output.
+    outputs: u32,
+    group: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+
+const SIGN: u32 = 0x80000000u;
+
+// The bucket whose tasks include task t: the largest b with tasks[b] <= t.
+fn bucket_of_task(t: u32) -> u32 {
+    var lo = 0u;
+    var hi = params.nb;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) >> 1u;
+        if (tasks[mid] <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+@compute @workgroup_size(64)
+fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = thread_index(gid, groups);
+    if (t >= tasks[params.nb]) {
+        return;
+    }
+    let b = bucket_of_task(t);
+    let start = offsets[b] + (t - tasks[b]) * params.t;
+    let end = min(offsets[b + 1u], start + params.t);
+    var acc = CURVE_identity();
+    for (var e = start; e < end; e++) {
+        let v = sorted[e];
+        var a = bases_load(params.base_offset + (v & ~SIGN));
+        if ((v & SIGN) != 0u) {
+            a = CURVE_affine_neg(a);
+        }
+        acc = CURVE_add_affine(acc, a);
+    }
+    pout_store(t, acc);
+}
+
+@compute @workgroup_size(64)
+fn accumulate_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = thread_index(gid, groups);
+    if (t >= tasks[params.nb]) {
+        return;
+    }
+    let b = bucket_of_task(t);
+    let start = offsets[b] + (t - tasks[b]) * params.t;
+    let end = min(offsets[b + 1u], start + params.t);
+    var acc = CURVE_identity();
+    for (var e = start; e < end; e++) {
+        acc = CURVE_add(acc, pin_load(e));
+    }
+    pout_store(t, acc);
+}
+
+// Bucket b's sum after the last level: its single partial, or the identity.
+fn bucket_sum(b: u32) -> CURVE_xyzz {
+    if (tasks[b + 1u] > tasks[b]) {
+        return pin_load(tasks[b]);
+    }
+    return CURVE_identity();
+}
+
+// Thread (w, s): Σ_{k in segment s of window w} (k+1)·S_k, by a running sum from the top
+// (acc = Σ_{k' ≥ k} S_k', total += acc gives Σ (k − lo + 1)·S_k), plus lo·(Σ S_k).
+// Thread nwin·segments copies the ones bucket's sum to the end of the output.
+@compute @workgroup_size(64)
+fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = thread_index(gid, groups);
+    let segs = params.segments;
+    if (i > params.nwin * segs) {
+        return;
+    }
+    if (i == params.nwin * segs) {
+        pout_store(i, bucket_sum(params.ones_bucket));
+        return;
+    }
+    let w = i / segs;
+    let s = i % segs;
+    let len = params.half_buckets / segs;
+    let lo = s * len;
+    var acc = CURVE_identity();
+    var total = CURVE_identity();
+    for (var k = lo + len; k > lo; k--) {
+        acc = CURVE_add(acc, bucket_sum(w * params.half_buckets + k - 1u));
+        total = CURVE_add(total, acc);
+    }
+    pout_store(i, CURVE_add(total, CURVE_mul_small(acc, lo)));
+}
+
+// out[i] = Σ in[i·group .. (i+1)·group].
+@compute @workgroup_size(64)
+fn sum_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = thread_index(gid, groups);
+    if (i >= params.outputs) {
+        return;
+    }
+    var acc = CURVE_identity();
+    for (var e = i * params.group; e < (i + 1u) * params.group; e++) {
+        acc = CURVE_add(acc, pin_load(e));
+    }
+    pout_store(i, acc);
+}
