@@ -4,8 +4,7 @@
 // Bases are affine; the identity is stored as x = y = 0 (no point of the prime-order
 // subgroup has y = 0). Sums are in XYZZ coordinates (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2):
 // cheap mixed additions against affine bases, no inversions. The identity has ZZ = 0.
-// Formulas: hyperelliptic.org EFD, "g1p/short-w/xyzz" (madd-2008-s, add-2008-s, dbl-2008-s-1,
-// mdbl-2008-s-1).
+// The formulas themselves are programs run by vm.wgsl (backend-wgpu/src/formulas.rs).
 
 struct CURVE_affine {
     x: FLD,
@@ -42,34 +41,40 @@ fn CURVE_from_affine(a: CURVE_affine) -> CURVE_xyzz {
     return CURVE_xyzz(a.x, a.y, FLD_one(), FLD_one());
 }
 
-// 2·a for affine a (mdbl-2008-s-1).
-fn CURVE_double_affine(a: CURVE_affine) -> CURVE_xyzz {
-    let u = FLD_double(a.y);
-    let v = FLD_sqr(u);
-    let w = FLD_mul(u, v);
-    let s = FLD_mul(a.x, v);
-    let x2 = FLD_sqr(a.x);
-    let m = FLD_add(FLD_double(x2), x2);
-    let x3 = FLD_sub(FLD_sub(FLD_sqr(m), s), s);
-    let y3 = FLD_sub(FLD_mul(m, FLD_sub(s, x3)), FLD_mul(w, a.y));
-    return CURVE_xyzz(x3, y3, v, w);
+// Coordinate `coord` of the interpreter's register slots (formulas.rs: P at 0..4, Q at 4..8,
+// PP at 8, R at 9), each CURVE_W registers wide.
+fn CURVE_put(coord: u32, v: FLD) {
+    FLD_to_vm(coord * CURVE_W, v);
 }
 
-// 2·p (dbl-2008-s-1); the identity doubles to itself (ZZ stays 0).
+fn CURVE_get(coord: u32) -> FLD {
+    return FLD_from_vm(coord * CURVE_W);
+}
+
+fn CURVE_put_point(coord: u32, p: CURVE_xyzz) {
+    CURVE_put(coord, p.x);
+    CURVE_put(coord + 1u, p.y);
+    CURVE_put(coord + 2u, p.zz);
+    CURVE_put(coord + 3u, p.zzz);
+}
+
+fn CURVE_get_p() -> CURVE_xyzz {
+    return CURVE_xyzz(CURVE_get(0u), CURVE_get(1u), CURVE_get(2u), CURVE_get(3u));
+}
+
+// 2·p (dbl-2008-s-1).
 fn CURVE_double(p: CURVE_xyzz) -> CURVE_xyzz {
-    let u = FLD_double(p.y);
-    let v = FLD_sqr(u);
-    let w = FLD_mul(u, v);
-    let s = FLD_mul(p.x, v);
-    let x2 = FLD_sqr(p.x);
-    let m = FLD_add(FLD_double(x2), x2);
-    let x3 = FLD_sub(FLD_sub(FLD_sqr(m), s), s);
-    let y3 = FLD_sub(FLD_mul(m, FLD_sub(s, x3)), FLD_mul(w, p.y));
-    return CURVE_xyzz(x3, y3, FLD_mul(v, p.zz), FLD_mul(w, p.zzz));
+    if (CURVE_is_identity(p)) {
+        return p;
+    }
+    CURVE_put_point(0u, p);
+    vm_run(CURVE_DBL);
+    return CURVE_get_p();
 }
 
 // p + a for affine a (madd-2008-s), with every special case: either operand the identity,
-// a = p (doubling), a = -p (the identity).
+// a = p (doubling, mdbl-2008-s-1), a = -p (the identity). One vm_run call site: the head
+// program runs first, then the loop picks the tail or the doubling.
 fn CURVE_add_affine(p: CURVE_xyzz, a: CURVE_affine) -> CURVE_xyzz {
     if (CURVE_affine_is_identity(a)) {
         return p;
@@ -77,25 +82,28 @@ fn CURVE_add_affine(p: CURVE_xyzz, a: CURVE_affine) -> CURVE_xyzz {
     if (CURVE_is_identity(p)) {
         return CURVE_xyzz(a.x, a.y, FLD_one(), FLD_one());
     }
-    let u2 = FLD_mul(a.x, p.zz);
-    let s2 = FLD_mul(a.y, p.zzz);
-    let pp_ = FLD_sub(u2, p.x);
-    let r = FLD_sub(s2, p.y);
-    if (FLD_is_zero(pp_)) {
-        if (FLD_is_zero(r)) {
-            return CURVE_double_affine(a);
+    CURVE_put_point(0u, p);
+    CURVE_put(4u, a.x);
+    CURVE_put(5u, a.y);
+    var prog = CURVE_MADD_HEAD;
+    loop {
+        vm_run(prog);
+        if (prog.x != CURVE_MADD_HEAD.x) {
+            break;
         }
-        return CURVE_identity();
+        if (FLD_is_zero(CURVE_get(8u))) {
+            if (!FLD_is_zero(CURVE_get(9u))) {
+                return CURVE_identity();
+            }
+            prog = CURVE_MDBL;
+        } else {
+            prog = CURVE_MADD_TAIL;
+        }
     }
-    let pp = FLD_sqr(pp_);
-    let ppp = FLD_mul(pp_, pp);
-    let q = FLD_mul(p.x, pp);
-    let x3 = FLD_sub(FLD_sub(FLD_sub(FLD_sqr(r), ppp), q), q);
-    let y3 = FLD_sub(FLD_mul(r, FLD_sub(q, x3)), FLD_mul(p.y, ppp));
-    return CURVE_xyzz(x3, y3, FLD_mul(p.zz, pp), FLD_mul(p.zzz, ppp));
+    return CURVE_get_p();
 }
 
-// p + q (add-2008-s), with every special case.
+// p + q (add-2008-s), with every special case, in the same shape as CURVE_add_affine.
 fn CURVE_add(p: CURVE_xyzz, q: CURVE_xyzz) -> CURVE_xyzz {
     if (CURVE_is_identity(q)) {
         return p;
@@ -103,24 +111,24 @@ fn CURVE_add(p: CURVE_xyzz, q: CURVE_xyzz) -> CURVE_xyzz {
     if (CURVE_is_identity(p)) {
         return q;
     }
-    let u1 = FLD_mul(p.x, q.zz);
-    let u2 = FLD_mul(q.x, p.zz);
-    let s1 = FLD_mul(p.y, q.zzz);
-    let s2 = FLD_mul(q.y, p.zzz);
-    let pp_ = FLD_sub(u2, u1);
-    let r = FLD_sub(s2, s1);
-    if (FLD_is_zero(pp_)) {
-        if (FLD_is_zero(r)) {
-            return CURVE_double(p);
+    CURVE_put_point(0u, p);
+    CURVE_put_point(4u, q);
+    var prog = CURVE_ADD_HEAD;
+    loop {
+        vm_run(prog);
+        if (prog.x != CURVE_ADD_HEAD.x) {
+            break;
         }
-        return CURVE_identity();
+        if (FLD_is_zero(CURVE_get(8u))) {
+            if (!FLD_is_zero(CURVE_get(9u))) {
+                return CURVE_identity();
+            }
+            prog = CURVE_DBL;
+        } else {
+            prog = CURVE_ADD_TAIL;
+        }
     }
-    let pp = FLD_sqr(pp_);
-    let ppp = FLD_mul(pp_, pp);
-    let qq = FLD_mul(u1, pp);
-    let x3 = FLD_sub(FLD_sub(FLD_sub(FLD_sqr(r), ppp), qq), qq);
-    let y3 = FLD_sub(FLD_mul(r, FLD_sub(qq, x3)), FLD_mul(s1, ppp));
-    return CURVE_xyzz(x3, y3, FLD_mul(FLD_mul(p.zz, q.zz), pp), FLD_mul(FLD_mul(p.zzz, q.zzz), ppp));
+    return CURVE_get_p();
 }
 
 // k·p for a small k (double-and-add from the top bit).

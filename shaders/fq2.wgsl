@@ -47,3 +47,13 @@ fn fq2_sqr(a: fq2) -> fq2 {
     let c1 = fq_double(fq_mul(a.c0, a.c1));
     return fq2(c0, c1);
 }
+
+// An Fq2 occupies two consecutive interpreter registers (vm.wgsl).
+fn fq2_to_vm(slot: u32, v: fq2) {
+    vm[slot] = v.c0;
+    vm[slot + 1u] = v.c1;
+}
+
+fn fq2_from_vm(slot: u32) -> fq2 {
+    return fq2(vm[slot], vm[slot + 1u]);
+}
