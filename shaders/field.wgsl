@@ -25,7 +25,7 @@ fn FIELD_one() -> FIELD {
 fn FIELD_is_zero(a: FIELD) -> bool {
     var x = a;
     var acc = 0u;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         acc |= x[i];
     }
     return acc == 0u;
@@ -35,7 +35,7 @@ fn FIELD_eq(a: FIELD, b: FIELD) -> bool {
     var x = a;
     var y = b;
     var acc = 0u;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         acc |= x[i] ^ y[i];
     }
     return acc == 0u;
@@ -47,7 +47,7 @@ fn FIELD_reduce_once(a: FIELD) -> FIELD {
     var p = FIELD_P;
     var d: FIELD;
     var borrow = 0u;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         let t = x[i] - p[i];
         let b1 = select(0u, 1u, x[i] < p[i]);
         d[i] = t - borrow;
@@ -64,7 +64,7 @@ fn FIELD_add(a: FIELD, b: FIELD) -> FIELD {
     var y = b;
     var s: FIELD;
     var carry = 0u;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         let t = x[i] + y[i];
         let c1 = select(0u, 1u, t < x[i]);
         s[i] = t + carry;
@@ -82,7 +82,7 @@ fn FIELD_sub(a: FIELD, b: FIELD) -> FIELD {
     var y = b;
     var d: FIELD;
     var borrow = 0u;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         let t = x[i] - y[i];
         let b1 = select(0u, 1u, x[i] < y[i]);
         d[i] = t - borrow;
@@ -94,7 +94,7 @@ fn FIELD_sub(a: FIELD, b: FIELD) -> FIELD {
     // Went below zero: add p back (the carry out cancels the borrow).
     var p = FIELD_P;
     var carry = 0u;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         let t = d[i] + p[i];
         let c1 = select(0u, 1u, t < d[i]);
         d[i] = t + carry;
@@ -117,10 +117,10 @@ fn FIELD_mul(a: FIELD, b: FIELD) -> FIELD {
     var p = FIELD_P;
     // t has two extra limbs for the row carries.
     var t: array<u32, NLIMBS_PLUS_2>;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         let yi = y[i];
         var c = 0u;
-        for (var j = 0u; j < LOOP_LIMBS; j++) {
+        for (var j = 0u; j < NLIMBS; j++) {
             let r = mac(x[j], yi, t[j], c);
             t[j] = r.x;
             c = r.y;
@@ -132,7 +132,7 @@ fn FIELD_mul(a: FIELD, b: FIELD) -> FIELD {
         let m = t[0] * FIELD_INV;
         var r0 = mac(m, p[0], t[0], 0u);
         c = r0.y;
-        for (var j = 1u; j < LOOP_LIMBS; j++) {
+        for (var j = 1u; j < NLIMBS; j++) {
             let r = mac(m, p[j], t[j], c);
             t[j - 1u] = r.x;
             c = r.y;
@@ -142,13 +142,13 @@ fn FIELD_mul(a: FIELD, b: FIELD) -> FIELD {
         t[NLIMBS] = t[NLIMBS + 1u] + select(0u, 1u, s2 < c);
     }
     var out: FIELD;
-    for (var i = 0u; i < LOOP_LIMBS; i++) {
+    for (var i = 0u; i < NLIMBS; i++) {
         out[i] = t[i];
     }
     // The result is below 2p; t[NLIMBS] is 0 for these primes (top limb below 2^31), kept for safety.
     if (t[NLIMBS] != 0u) {
         var borrow = 0u;
-        for (var i = 0u; i < LOOP_LIMBS; i++) {
+        for (var i = 0u; i < NLIMBS; i++) {
             let d = out[i] - p[i];
             let b1 = select(0u, 1u, out[i] < p[i]);
             out[i] = d - borrow;

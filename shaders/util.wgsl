@@ -4,8 +4,6 @@
 const WORKGROUP: u32 = 64u;
 
 fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    // Always 1 (dispatches are two-dimensional), but unknown to the compiler: see rolled_one.
-    rolled_one = groups.z;
     return gid.x + gid.y * groups.x * WORKGROUP;
 }
 

@@ -5,8 +5,7 @@ use g16_wgpu::{shader::Module, Options, WgpuDevice};
 fn main() {
     let force_u32 = std::env::args().any(|a| a == "--u32");
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let loops = std::env::args().any(|a| a == "--unrolled").then_some(g16_wgpu::shader::Loops::Unrolled);
-    let dev = match WgpuDevice::open(&Options { force_u32, loops, ..Default::default() }) {
+    let dev = match WgpuDevice::open(&Options { force_u32, ..Default::default() }) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use wgpu::util::DeviceExt;
 
-use crate::shader::{compose, Access, Arith, Elem, Loops, Module, Shape, Variant, SPLIT_SLOTS};
+use crate::shader::{compose, Access, Arith, Elem, Module, Shape, SPLIT_SLOTS};
 use crate::timing::Timing;
 use crate::WgpuError;
 
@@ -25,8 +25,6 @@ pub struct Options {
     pub force_u32: bool,
     /// Lower the per-binding size limit below the adapter's (tests of split bindings).
     pub max_binding_bytes: Option<u64>,
-    /// How field loops are compiled; `None`: rolled on CPU adapters (lavapipe), unrolled on GPUs.
-    pub loops: Option<Loops>,
     /// The host clock device timestamps are mapped onto (nanoseconds).
     pub clock: fn() -> u64,
 }
@@ -38,7 +36,7 @@ fn default_clock() -> u64 {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { ordinal: 0, force_u32: false, max_binding_bytes: None, loops: None, clock: default_clock }
+        Options { ordinal: 0, force_u32: false, max_binding_bytes: None, clock: default_clock }
     }
 }
 
@@ -172,7 +170,7 @@ impl Chunked {
 pub struct WgpuDevice {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
-    pub(crate) variant: Variant,
+    pub(crate) arith: Arith,
     pub(crate) limits: wgpu::Limits,
     pub(crate) summary: AdapterSummary,
     /// Largest binding, in bytes, after `Options::max_binding_bytes`.
@@ -235,12 +233,6 @@ impl WgpuDevice {
         } else {
             Arith::U32
         };
-        let loops = options.loops.unwrap_or(if adapter.get_info().device_type == wgpu::DeviceType::Cpu {
-            Loops::Rolled
-        } else {
-            Loops::Unrolled
-        });
-        let variant = Variant { arith, loops };
         let mut binding_bytes = u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size);
         if let Some(cap) = options.max_binding_bytes {
             binding_bytes = binding_bytes.min(cap);
@@ -254,7 +246,7 @@ impl WgpuDevice {
         let dev = WgpuDevice {
             device,
             queue,
-            variant,
+            arith,
             limits,
             summary,
             binding_bytes,
@@ -277,11 +269,7 @@ impl WgpuDevice {
     }
 
     pub fn arith(&self) -> Arith {
-        self.variant.arith
-    }
-
-    pub fn variant(&self) -> Variant {
-        self.variant
+        self.arith
     }
 
     pub fn limits(&self) -> &wgpu::Limits {
@@ -339,7 +327,7 @@ impl WgpuDevice {
 
     fn build_module(&self, module: Module) -> Result<(), WgpuError> {
         let started = Instant::now();
-        let source = compose(module, self.variant);
+        let source = compose(module, self.arith);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let shader = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&module.name()),
@@ -374,7 +362,7 @@ impl WgpuDevice {
             built.push((entry, pipeline));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(WgpuError::ShaderCompile { module: module.name(), arith: self.variant.arith.name(), log: e.to_string() });
+            return Err(WgpuError::ShaderCompile { module: module.name(), arith: self.arith.name(), log: e.to_string() });
         }
         self.check_errors(&format!("creating {}", module.name()))?;
         let mut kernels = lock(&self.kernels);

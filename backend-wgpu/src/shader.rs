@@ -31,34 +31,6 @@ impl Arith {
     }
 }
 
-/// How the field loops reach the driver's compiler.
-///
-/// `Unrolled`: limb loops have constant trip counts, so the compiler unrolls them and keeps
-/// limbs in registers (what a GPU wants). `Rolled`: the trip counts are multiplied by a
-/// value the compiler cannot see is 1, so loops stay loops: llvmpipe (lavapipe) compiles
-/// through LLVM on the CPU, and fully unrolled curve arithmetic takes it minutes per module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Loops {
-    Unrolled,
-    Rolled,
-}
-
-/// Everything that is chosen per adapter when shaders are composed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Variant {
-    pub arith: Arith,
-    pub loops: Loops,
-}
-
-impl Variant {
-    pub const ALL: [Variant; 4] = [
-        Variant { arith: Arith::Int64, loops: Loops::Unrolled },
-        Variant { arith: Arith::Int64, loops: Loops::Rolled },
-        Variant { arith: Arith::U32, loops: Loops::Unrolled },
-        Variant { arith: Arith::U32, loops: Loops::Rolled },
-    ];
-}
-
 /// Storage bindings per split array: its elements may span up to this many buffers.
 pub const SPLIT_SLOTS: usize = 4;
 
@@ -276,17 +248,17 @@ impl Module {
     }
 }
 
-/// The full WGSL text of `module` for `variant`.
-pub fn compose(module: Module, variant: Variant) -> String {
-    let mut s = String::from("// Set to 1 by every kernel at entry (see Loops::Rolled).\nvar<private> rolled_one: u32 = 1u;\n");
-    s.push_str(match variant.arith {
+/// The full WGSL text of `module` on arithmetic path `arith`.
+pub fn compose(module: Module, arith: Arith) -> String {
+    let mut s = String::new();
+    s.push_str(match arith {
         Arith::Int64 => include_str!("../../shaders/wide_int64.wgsl"),
         Arith::U32 => include_str!("../../shaders/wide_u32.wgsl"),
     });
-    s.push_str(&field_source::<ark_bls12_381::Fr>("fr", variant.loops));
+    s.push_str(&field_source::<ark_bls12_381::Fr>("fr"));
     s.push_str(include_str!("../../shaders/util.wgsl"));
     if let Some(curve) = module.needs_fq() {
-        s.push_str(&field_source::<ark_bls12_381::Fq>("fq", variant.loops));
+        s.push_str(&field_source::<ark_bls12_381::Fq>("fq"));
         let field = match curve {
             Curve::G1 => "fq",
             Curve::G2 => {
@@ -346,7 +318,7 @@ fn wgsl_u32_list(v: &[u32]) -> String {
 }
 
 /// `field.wgsl` instantiated for `F` under `prefix`.
-fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str, loops: Loops) -> String {
+fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str) -> String {
     let modulus = limbs32(&F::MODULUS);
     let limbs = modulus.len();
     let one = limbs32(&F::ONE.into_bigint_montgomery());
@@ -358,13 +330,6 @@ fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str, loops: Loops) -> S
     }
     let neg_inv = inv.wrapping_neg();
     let src = include_str!("../../shaders/field.wgsl")
-        .replace(
-            "LOOP_LIMBS",
-            &match loops {
-                Loops::Unrolled => format!("{limbs}u"),
-                Loops::Rolled => format!("({limbs}u * rolled_one)"),
-            },
-        )
         .replace("NLIMBS_PLUS_2", &format!("{}u", limbs + 2))
         .replace("NLIMBS", &format!("{limbs}u"))
         .replace("MONT_ONE", &wgsl_u32_list(&one))
