@@ -238,7 +238,9 @@ impl WgpuDevice {
             binding_bytes = binding_bytes.min(cap);
         }
         let timing = Timing::new(&device, &queue, features.contains(wgpu::Features::TIMESTAMP_QUERY), options.clock);
-        let cache = if features.contains(wgpu::Features::PIPELINE_CACHE) && std::env::var_os("G16_NO_PIPELINE_CACHE").is_none() {
+        let cache = if features.contains(wgpu::Features::PIPELINE_CACHE)
+            && std::env::var_os("G16_NO_PIPELINE_CACHE").is_none()
+        {
             crate::cache::open(&device, adapter)
         } else {
             None
@@ -362,7 +364,11 @@ impl WgpuDevice {
             built.push((entry, pipeline));
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(WgpuError::ShaderCompile { module: module.name(), arith: self.arith.name(), log: e.to_string() });
+            return Err(WgpuError::ShaderCompile {
+                module: module.name(),
+                arith: self.arith.name(),
+                log: e.to_string(),
+            });
         }
         self.check_errors(&format!("creating {}", module.name()))?;
         let mut kernels = lock(&self.kernels);
@@ -403,7 +409,10 @@ impl WgpuDevice {
                 });
             }
         }
-        self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&module.name()), entries: &entries })
+        self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(&module.name()),
+            entries: &entries,
+        })
     }
 
     /// Compiles one module's pipelines now (they are otherwise compiled on first use).
@@ -417,7 +426,9 @@ impl WgpuDevice {
         std::thread::scope(|s| {
             let handles: Vec<_> =
                 Module::ALL.iter().map(|&m| s.spawn(move || self.kernel(m, m.entry_points()[0]).map(|_| ()))).collect();
-            handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(WgpuError::Device("pipeline thread panicked".into()))))
+            handles.into_iter().try_for_each(|h| {
+                h.join().unwrap_or_else(|_| Err(WgpuError::Device("pipeline thread panicked".into())))
+            })
         })?;
         Ok(started.elapsed().as_secs_f64() * 1e3)
     }
@@ -634,7 +645,11 @@ impl WgpuDevice {
         let x = groups.min(max);
         let y = groups.div_ceil(x);
         if y > max || threads > u64::from(u32::MAX) {
-            return Err(WgpuError::TooLarge { what: format!("a dispatch of {threads} threads"), requested: threads, limit: max * max * 64 });
+            return Err(WgpuError::TooLarge {
+                what: format!("a dispatch of {threads} threads"),
+                requested: threads,
+                limit: max * max * 64,
+            });
         }
         pass.set_pipeline(&kernel.pipeline);
         pass.set_bind_group(0, group, &[]);

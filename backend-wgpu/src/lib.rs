@@ -13,9 +13,9 @@
 //!   turned into panics.
 
 mod cache;
-pub mod formulas;
 pub mod convert;
 pub mod device;
+pub mod formulas;
 pub mod msm;
 pub mod ntt;
 pub mod shader;

@@ -111,13 +111,25 @@ impl WgpuDevice {
     }
 
     /// `Σ scalars[range][i]·bases[i]`.
-    pub fn msm_g1(&self, bases: &G1Buffer, scalars: &FrBuffer, range: Range<usize>, tag: Option<u64>) -> Result<G1Projective, WgpuError> {
+    pub fn msm_g1(
+        &self,
+        bases: &G1Buffer,
+        scalars: &FrBuffer,
+        range: Range<usize>,
+        tag: Option<u64>,
+    ) -> Result<G1Projective, WgpuError> {
         let windows = self.msm(Curve::G1, &bases.0, scalars, range, tag)?;
         Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g1_xyzz_from_words(p)).collect()))))
     }
 
     /// `Σ scalars[range][i]·bases[i]` in G2.
-    pub fn msm_g2(&self, bases: &G2Buffer, scalars: &FrBuffer, range: Range<usize>, tag: Option<u64>) -> Result<G2Projective, WgpuError> {
+    pub fn msm_g2(
+        &self,
+        bases: &G2Buffer,
+        scalars: &FrBuffer,
+        range: Range<usize>,
+        tag: Option<u64>,
+    ) -> Result<G2Projective, WgpuError> {
         let windows = self.msm(Curve::G2, &bases.0, scalars, range, tag)?;
         Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g2_xyzz_from_words(p)).collect()))))
     }
@@ -156,7 +168,14 @@ impl WgpuDevice {
     }
 
     /// Per sub-MSM: (window bits, [window sums..., ones sum]) as XYZZ words.
-    fn msm(&self, curve: Curve, bases: &Chunked, scalars: &FrBuffer, range: Range<usize>, tag: Option<u64>) -> Result<Vec<(u32, Vec<Vec<u32>>)>, WgpuError> {
+    fn msm(
+        &self,
+        curve: Curve,
+        bases: &Chunked,
+        scalars: &FrBuffer,
+        range: Range<usize>,
+        tag: Option<u64>,
+    ) -> Result<Vec<(u32, Vec<Vec<u32>>)>, WgpuError> {
         let op = format!("msm_{}", curve.prefix());
         if range.start > range.end || range.end > scalars.len() {
             return Err(WgpuError::OutOfRange { op, start: range.start, end: range.end, len: scalars.len() });
@@ -218,11 +237,23 @@ impl WgpuDevice {
         let reduce = self.kernel(bucket, "window_reduce")?;
         let sum_groups = self.kernel(bucket, "sum_groups")?;
 
-        let sort_params = |count: u64| {
-            vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, 0, 0]
-        };
+        let sort_params =
+            |count: u64| vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, 0, 0];
         let bucket_params = |t: u32, outputs: u32, group: u32| {
-            vec![t, plan.nb, base_offset as u32, plan.nwin, plan.half, plan.segments, plan.nb - 1, outputs, group, 0, 0, 0]
+            vec![
+                t,
+                plan.nb,
+                base_offset as u32,
+                plan.nwin,
+                plan.half,
+                plan.segments,
+                plan.nb - 1,
+                outputs,
+                group,
+                0,
+                0,
+                0,
+            ]
         };
 
         let mut op = Op::new(self, tag, Some(op_name));
@@ -230,15 +261,36 @@ impl WgpuDevice {
         op.encoder.clear_buffer(&cursor, 0, None);
         // Phase 1: digits and the histogram.
         {
-            let g = self.bind(&digits, &sort_params(u64::from(plan.n)), &[Res::Split(&scalars.0), Res::Plain(&keys), Res::Plain(&counts), Res::Plain(&offsets), Res::Plain(&sorted)])?;
+            let g = self.bind(
+                &digits,
+                &sort_params(u64::from(plan.n)),
+                &[
+                    Res::Split(&scalars.0),
+                    Res::Plain(&keys),
+                    Res::Plain(&counts),
+                    Res::Plain(&offsets),
+                    Res::Plain(&sorted),
+                ],
+            )?;
             let mut pass = op.pass(&format!("{op_name}.digits"));
             self.dispatch(&mut pass, &digits, &g, u64::from(plan.n))?;
         }
         // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
         {
             let g_off = self.bind(&scan, &[plan.nb, 0, 1, 0], &[Res::Plain(&counts), Res::Plain(&offsets)])?;
-            let g_scatter = self.bind(&scatter, &sort_params(plan.entries()), &[Res::Split(&scalars.0), Res::Plain(&keys), Res::Plain(&cursor), Res::Plain(&offsets), Res::Plain(&sorted)])?;
-            let g_tasks = self.bind(&scan, &[plan.nb, 1, levels[0], 0], &[Res::Plain(&offsets), Res::Plain(&tasks[0])])?;
+            let g_scatter = self.bind(
+                &scatter,
+                &sort_params(plan.entries()),
+                &[
+                    Res::Split(&scalars.0),
+                    Res::Plain(&keys),
+                    Res::Plain(&cursor),
+                    Res::Plain(&offsets),
+                    Res::Plain(&sorted),
+                ],
+            )?;
+            let g_tasks =
+                self.bind(&scan, &[plan.nb, 1, levels[0], 0], &[Res::Plain(&offsets), Res::Plain(&tasks[0])])?;
             let mut pass = op.pass(&format!("{op_name}.sort"));
             self.dispatch(&mut pass, &scan, &g_off, 256)?;
             self.dispatch(&mut pass, &scatter, &g_scatter, plan.entries())?;
@@ -248,14 +300,39 @@ impl WgpuDevice {
         let mut bound = plan.tasks0();
         let (mut pin, mut pout) = (&ping, &pong);
         {
-            let g0 = self.bind(&acc_bases, &bucket_params(levels[0], 0, 0), &[Res::Split(bases), Res::Plain(&sorted), Res::Plain(&offsets), Res::Plain(&tasks[0]), Res::Plain(&pong), Res::Plain(&ping), Res::Plain(&prog)])?;
+            let g0 = self.bind(
+                &acc_bases,
+                &bucket_params(levels[0], 0, 0),
+                &[
+                    Res::Split(bases),
+                    Res::Plain(&sorted),
+                    Res::Plain(&offsets),
+                    Res::Plain(&tasks[0]),
+                    Res::Plain(&pong),
+                    Res::Plain(&ping),
+                    Res::Plain(&prog),
+                ],
+            )?;
             let mut groups = vec![(acc_bases.clone(), g0, bound)];
             for level in 1..levels.len() {
                 let t = levels[level];
-                let g_scan = self.bind(&scan, &[plan.nb, 1, t, 0], &[Res::Plain(&tasks[level - 1]), Res::Plain(&tasks[level])])?;
+                let g_scan =
+                    self.bind(&scan, &[plan.nb, 1, t, 0], &[Res::Plain(&tasks[level - 1]), Res::Plain(&tasks[level])])?;
                 groups.push((scan.clone(), g_scan, 256));
                 bound = bound.div_ceil(u64::from(t)) + nb;
-                let g = self.bind(&acc_partials, &bucket_params(t, 0, 0), &[Res::Split(&dummy_bases), Res::Plain(&sorted), Res::Plain(&tasks[level - 1]), Res::Plain(&tasks[level]), Res::Plain(pin), Res::Plain(pout), Res::Plain(&prog)])?;
+                let g = self.bind(
+                    &acc_partials,
+                    &bucket_params(t, 0, 0),
+                    &[
+                        Res::Split(&dummy_bases),
+                        Res::Plain(&sorted),
+                        Res::Plain(&tasks[level - 1]),
+                        Res::Plain(&tasks[level]),
+                        Res::Plain(pin),
+                        Res::Plain(pout),
+                        Res::Plain(&prog),
+                    ],
+                )?;
                 groups.push((acc_partials.clone(), g, bound));
                 std::mem::swap(&mut pin, &mut pout);
             }
@@ -269,13 +346,37 @@ impl WgpuDevice {
         let mut per_window = plan.segments;
         let (mut win_in, mut win_out) = (&wa, &wb);
         {
-            let g = self.bind(&reduce, &bucket_params(0, 0, 0), &[Res::Split(&dummy_bases), Res::Plain(&sorted), Res::Plain(&offsets), Res::Plain(last_tasks), Res::Plain(pin), Res::Plain(&wa), Res::Plain(&prog)])?;
+            let g = self.bind(
+                &reduce,
+                &bucket_params(0, 0, 0),
+                &[
+                    Res::Split(&dummy_bases),
+                    Res::Plain(&sorted),
+                    Res::Plain(&offsets),
+                    Res::Plain(last_tasks),
+                    Res::Plain(pin),
+                    Res::Plain(&wa),
+                    Res::Plain(&prog),
+                ],
+            )?;
             let mut groups = vec![(reduce.clone(), g, win_len)];
             while per_window > 1 {
                 let group = per_window.min(GROUP);
                 per_window /= group;
                 let outputs = plan.nwin * per_window;
-                let g = self.bind(&sum_groups, &bucket_params(0, outputs, group), &[Res::Split(&dummy_bases), Res::Plain(&sorted), Res::Plain(&offsets), Res::Plain(last_tasks), Res::Plain(win_in), Res::Plain(win_out), Res::Plain(&prog)])?;
+                let g = self.bind(
+                    &sum_groups,
+                    &bucket_params(0, outputs, group),
+                    &[
+                        Res::Split(&dummy_bases),
+                        Res::Plain(&sorted),
+                        Res::Plain(&offsets),
+                        Res::Plain(last_tasks),
+                        Res::Plain(win_in),
+                        Res::Plain(win_out),
+                        Res::Plain(&prog),
+                    ],
+                )?;
                 groups.push((sum_groups.clone(), g, u64::from(outputs)));
                 std::mem::swap(&mut win_in, &mut win_out);
             }

@@ -103,7 +103,8 @@ impl WgpuDevice {
             return Ok(t.clone());
         }
         let n = 1usize << log;
-        let omega = Fr::get_root_of_unity(n as u64).ok_or(WgpuError::NttSize { len: n, max_log2: self.max_ntt_log2() })?;
+        let omega =
+            Fr::get_root_of_unity(n as u64).ok_or(WgpuError::NttSize { len: n, max_log2: self.max_ntt_log2() })?;
         let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
         let g = Fr::GENERATOR;
         let g_inv = g.inverse().unwrap_or(Fr::ONE);
@@ -139,8 +140,14 @@ impl WgpuDevice {
             return Err(WgpuError::NttSize { len: n, max_log2 });
         }
         let log = n.trailing_zeros();
-        let twiddles =
-            self.table(log, if matches!(kind, NttKind::Forward | NttKind::CosetForward) { Table::Twiddles } else { Table::InverseTwiddles })?;
+        let twiddles = self.table(
+            log,
+            if matches!(kind, NttKind::Forward | NttKind::CosetForward) {
+                Table::Twiddles
+            } else {
+                Table::InverseTwiddles
+            },
+        )?;
         let pre = if kind == NttKind::CosetForward { Some(self.table(log, Table::Coset)?) } else { None };
         let post = if kind == NttKind::CosetInverse { Some(self.table(log, Table::CosetInverse)?) } else { None };
         let scratch = self.take_scratch(n)?;
@@ -150,23 +157,51 @@ impl WgpuDevice {
         let scale = self.kernel(Module::Pointwise, "scale")?;
         let mut groups = Vec::new();
         if let Some(pre) = &pre {
-            groups.push((mul.clone(), self.bind(&mul, &pointwise_params(n, Fr::ONE), &[Res::Split(&buf.0), Res::Split(pre), Res::Split(pre)])?, n as u64));
+            groups.push((
+                mul.clone(),
+                self.bind(
+                    &mul,
+                    &pointwise_params(n, Fr::ONE),
+                    &[Res::Split(&buf.0), Res::Split(pre), Res::Split(pre)],
+                )?,
+                n as u64,
+            ));
         }
         let half = (n / 2) as u32;
         for p in 0..log {
             let (src, dst) = if p % 2 == 0 { (&buf.0, &scratch) } else { (&scratch, &buf.0) };
             let params = [half, 1u32 << p, log - 1 - p, 0];
-            groups.push((stockham.clone(), self.bind(&stockham, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&twiddles)])?, u64::from(half)));
+            groups.push((
+                stockham.clone(),
+                self.bind(&stockham, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&twiddles)])?,
+                u64::from(half),
+            ));
         }
         let result_in_scratch = log % 2 == 1;
         let result = if result_in_scratch { &scratch } else { &buf.0 };
         if kind == NttKind::Inverse {
             let dummy = self.dummy(Elem::Fr)?;
             let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
-            groups.push((scale.clone(), self.bind(&scale, &pointwise_params(n, n_inv), &[Res::Split(result), Res::Split(&dummy), Res::Split(&dummy)])?, n as u64));
+            groups.push((
+                scale.clone(),
+                self.bind(
+                    &scale,
+                    &pointwise_params(n, n_inv),
+                    &[Res::Split(result), Res::Split(&dummy), Res::Split(&dummy)],
+                )?,
+                n as u64,
+            ));
         }
         if let Some(post) = &post {
-            groups.push((mul.clone(), self.bind(&mul, &pointwise_params(n, Fr::ONE), &[Res::Split(result), Res::Split(post), Res::Split(post)])?, n as u64));
+            groups.push((
+                mul.clone(),
+                self.bind(
+                    &mul,
+                    &pointwise_params(n, Fr::ONE),
+                    &[Res::Split(result), Res::Split(post), Res::Split(post)],
+                )?,
+                n as u64,
+            ));
         }
         let mut op = Op::new(self, tag, None);
         {
@@ -233,7 +268,14 @@ impl WgpuDevice {
     }
 
     /// `a[i] = (a[i]·b[i] − c[i])·k`, in one pass.
-    pub fn quotient(&self, a: &mut FrBuffer, b: &FrBuffer, c: &FrBuffer, k: Fr, tag: Option<u64>) -> Result<(), WgpuError> {
+    pub fn quotient(
+        &self,
+        a: &mut FrBuffer,
+        b: &FrBuffer,
+        c: &FrBuffer,
+        k: Fr,
+        tag: Option<u64>,
+    ) -> Result<(), WgpuError> {
         self.pointwise("quotient", "quotient", a, Some(b), Some(c), k, tag)
     }
 }

@@ -172,8 +172,14 @@ pub enum Module {
 }
 
 impl Module {
-    pub const ALL: [Module; 6] =
-        [Module::Ntt, Module::Pointwise, Module::MsmSort, Module::Scan, Module::MsmBucket(Curve::G1), Module::MsmBucket(Curve::G2)];
+    pub const ALL: [Module; 6] = [
+        Module::Ntt,
+        Module::Pointwise,
+        Module::MsmSort,
+        Module::Scan,
+        Module::MsmBucket(Curve::G1),
+        Module::MsmBucket(Curve::G2),
+    ];
 
     pub fn name(self) -> String {
         match self {
@@ -201,7 +207,9 @@ impl Module {
         use Elem::*;
         use Shape::*;
         match self {
-            Module::Ntt => vec![bind("src", Fr, Read, Split), bind("dst", Fr, ReadWrite, Split), bind("tw", Fr, Read, Split)],
+            Module::Ntt => {
+                vec![bind("src", Fr, Read, Split), bind("dst", Fr, ReadWrite, Split), bind("tw", Fr, Read, Split)]
+            }
             Module::Pointwise => {
                 vec![bind("a", Fr, ReadWrite, Split), bind("b", Fr, Read, Split), bind("c", Fr, Read, Split)]
             }
@@ -385,9 +393,7 @@ fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
     let (name, ty, w) = (b.name, b.elem.wgsl_type(), b.elem.words());
     let layout = b.elem.layout();
     let locate = if split {
-        format!(
-            "    let chunk = i >> {name}_log;\n    let base = (i & ((1u << {name}_log) - 1u)) * {w}u;\n"
-        )
+        format!("    let chunk = i >> {name}_log;\n    let base = (i & ((1u << {name}_log) - 1u)) * {w}u;\n")
     } else {
         format!("    let base = i * {w}u;\n")
     };
@@ -417,7 +423,8 @@ fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
         out.push_str("    }\n");
         out
     };
-    let mut s = format!("fn {name}_load(i: u32) -> {ty} {{\n    var r: {ty};\n{locate}{}    return r;\n}}\n", dispatch(true));
+    let mut s =
+        format!("fn {name}_load(i: u32) -> {ty} {{\n    var r: {ty};\n{locate}{}    return r;\n}}\n", dispatch(true));
     if b.access == Access::ReadWrite {
         s.push_str(&format!("fn {name}_store(i: u32, v: {ty}) {{\n    var r = v;\n{locate}{}}}\n", dispatch(false)));
     }

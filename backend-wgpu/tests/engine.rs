@@ -63,7 +63,10 @@ fn arrays_split_over_bindings_past_the_limit() {
             let input: Vec<Fr> = (0..1usize << log).map(|_| Fr::rand(&mut rng)).collect();
             let mut buf = dev.upload_fr(&input).unwrap();
             dev.ntt(&mut buf, kind, "ntt", None).unwrap();
-            assert!(dev.download_fr(&buf).unwrap() == reference_ntt(&input, kind), "{kind:?} of 2^{log} over split bindings");
+            assert!(
+                dev.download_fr(&buf).unwrap() == reference_ntt(&input, kind),
+                "{kind:?} of 2^{log} over split bindings"
+            );
         }
     }
     let n = (1 << 13) + 1000;
@@ -71,7 +74,10 @@ fn arrays_split_over_bindings_past_the_limit() {
     let s = dev.upload_fr(&scalars).unwrap();
     let g1 = points::<G1Projective>(n, &mut rng);
     let b1 = dev.upload_g1(&g1).unwrap();
-    assert!(dev.msm_g1(&b1, &s, 0..n, None).unwrap() == G1Projective::msm_unchecked(&g1, &scalars), "G1 over split bindings");
+    assert!(
+        dev.msm_g1(&b1, &s, 0..n, None).unwrap() == G1Projective::msm_unchecked(&g1, &scalars),
+        "G1 over split bindings"
+    );
     let m = (1 << 12) + 300;
     let g2 = points::<G2Projective>(m, &mut rng);
     let b2 = dev.upload_g2(&g2).unwrap();

@@ -7,10 +7,7 @@ use naga::valid::{Capabilities, ValidationFlags, Validator};
 fn validate(module: Module, arith: Arith, caps: Capabilities) -> Result<(), String> {
     let src = compose(module, arith);
     let parsed = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
-    Validator::new(ValidationFlags::all(), caps)
-        .validate(&parsed)
-        .map(|_| ())
-        .map_err(|e| e.emit_to_string(&src))
+    Validator::new(ValidationFlags::all(), caps).validate(&parsed).map(|_| ()).map_err(|e| e.emit_to_string(&src))
 }
 
 #[test]

@@ -356,9 +356,7 @@ pub fn open_device(kind: BackendKind, ordinal: usize) -> Result<AnyBackend, Back
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         BackendKind::Wgpu => Ok(AnyBackend::Wgpu(WgpuBackend::open(ordinal)?)),
         // The CUDA issue replaces this arm with its backend.
-        BackendKind::Cuda => {
-            Err(BackendError::Unavailable { backend: kind, reason: "not built yet".to_string() })
-        }
+        BackendKind::Cuda => Err(BackendError::Unavailable { backend: kind, reason: "not built yet".to_string() }),
         BackendKind::Auto => open_first_available(ordinal),
     }
 }

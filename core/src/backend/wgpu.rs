@@ -204,7 +204,13 @@ impl Backend for WgpuBackend {
         self.dev.scale(self.fr_mut(a)?, c, current_span()).map_err(map_err)
     }
 
-    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> Result<(), BackendError> {
+    fn quotient(
+        &self,
+        a: &mut ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        z_inv: Fr,
+    ) -> Result<(), BackendError> {
         Self::same_len("quotient", a, b)?;
         Self::same_len("quotient", a, c)?;
         let (b, c) = (self.fr(b)?, self.fr(c)?);
