@@ -49,6 +49,13 @@ fn bucket_of_task(t: u32) -> u32 {
     return lo;
 }
 
+// Register slots of the points (curve.wgsl), as register indices.
+const P_REG: u32 = 0u;
+const Q_REG: u32 = 4u * CURVE_W;
+// window_reduce's running sums, in the spare slots.
+const ACC: u32 = 12u;
+const TOTAL: u32 = 16u;
+
 @compute @workgroup_size(64)
 fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let t = thread_index(gid, groups);
@@ -58,16 +65,16 @@ fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     let b = bucket_of_task(t);
     let start = offsets[b] + (t - tasks[b]) * params.t;
     let end = min(offsets[b + 1u], start + params.t);
-    var acc = CURVE_identity();
+    CURVE_set_identity(0u);
     for (var e = start; e < end; e++) {
         let v = sorted[e];
-        var a = bases_load(params.base_offset + (v & ~SIGN));
+        bases_to_vm(params.base_offset + (v & ~SIGN), Q_REG);
         if ((v & SIGN) != 0u) {
-            a = CURVE_affine_neg(a);
+            CURVE_neg_at(5u);
         }
-        acc = CURVE_add_affine(acc, a);
+        CURVE_add_affine();
     }
-    pout_store(t, acc);
+    pout_from_vm(t, P_REG);
 }
 
 @compute @workgroup_size(64)
@@ -79,19 +86,21 @@ fn accumulate_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(n
     let b = bucket_of_task(t);
     let start = offsets[b] + (t - tasks[b]) * params.t;
     let end = min(offsets[b + 1u], start + params.t);
-    var acc = CURVE_identity();
+    CURVE_set_identity(0u);
     for (var e = start; e < end; e++) {
-        acc = CURVE_add(acc, pin_load(e));
+        pin_to_vm(e, Q_REG);
+        CURVE_add();
     }
-    pout_store(t, acc);
+    pout_from_vm(t, P_REG);
 }
 
-// Bucket b's sum after the last level: its single partial, or the identity.
-fn bucket_sum(b: u32) -> CURVE_xyzz {
+// Bucket b's sum after the last level (its single partial, or the identity) into slot `coord`.
+fn bucket_sum_to(b: u32, coord: u32) {
     if (tasks[b + 1u] > tasks[b]) {
-        return pin_load(tasks[b]);
+        pin_to_vm(tasks[b], coord * CURVE_W);
+    } else {
+        CURVE_set_identity(coord);
     }
-    return CURVE_identity();
 }
 
 // Thread (w, s): Σ_{k in segment s of window w} (k+1)·S_k, by a running sum from the top
@@ -105,20 +114,43 @@ fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         return;
     }
     if (i == params.nwin * segs) {
-        pout_store(i, bucket_sum(params.ones_bucket));
+        bucket_sum_to(params.ones_bucket, 0u);
+        pout_from_vm(i, P_REG);
         return;
     }
     let w = i / segs;
     let s = i % segs;
     let len = params.half_buckets / segs;
     let lo = s * len;
-    var acc = CURVE_identity();
-    var total = CURVE_identity();
+    CURVE_set_identity(ACC);
+    CURVE_set_identity(TOTAL);
     for (var k = lo + len; k > lo; k--) {
-        acc = CURVE_add(acc, bucket_sum(w * params.half_buckets + k - 1u));
-        total = CURVE_add(total, acc);
+        // acc += S_k
+        bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
+        CURVE_copy(0u, ACC, 4u);
+        CURVE_add();
+        CURVE_copy(ACC, 0u, 4u);
+        // total += acc
+        CURVE_copy(0u, TOTAL, 4u);
+        CURVE_copy(4u, ACC, 4u);
+        CURVE_add();
+        CURVE_copy(TOTAL, 0u, 4u);
     }
-    pout_store(i, CURVE_add(total, CURVE_mul_small(acc, lo)));
+    // P = lo·acc (double-and-add from the top bit), then + total.
+    CURVE_set_identity(0u);
+    if (lo != 0u) {
+        let top = 31u - countLeadingZeros(lo);
+        for (var bit = i32(top); bit >= 0; bit--) {
+            CURVE_double();
+            if (((lo >> u32(bit)) & 1u) == 1u) {
+                CURVE_copy(4u, ACC, 4u);
+                CURVE_add();
+            }
+        }
+    }
+    CURVE_copy(4u, TOTAL, 4u);
+    CURVE_add();
+    pout_from_vm(i, P_REG);
 }
 
 // out[i] = Σ in[i·group .. (i+1)·group].
@@ -128,9 +160,10 @@ fn sum_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (i >= params.outputs) {
         return;
     }
-    var acc = CURVE_identity();
+    CURVE_set_identity(0u);
     for (var e = i * params.group; e < (i + 1u) * params.group; e++) {
-        acc = CURVE_add(acc, pin_load(e));
+        pin_to_vm(e, Q_REG);
+        CURVE_add();
     }
-    pout_store(i, acc);
+    pout_from_vm(i, P_REG);
 }

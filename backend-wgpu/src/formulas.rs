@@ -11,7 +11,8 @@
 //! Register slots (w = 1 for G1, 2 for G2: an Fq2 is two consecutive Fq registers):
 //! P (X, Y, ZZ, ZZZ) at 0..4w — inputs and outputs; Q at 4w..8w (an affine point uses X, Y);
 //! PP at 8w, R at 9w, U1 at 10w, S1 at 11w — what a head program leaves for its tail and for
-//! the zero tests between them; temporaries above, allocated by liveness.
+//! the zero tests between them; two spare points at 12w..20w for the kernels; temporaries
+//! above, allocated by liveness.
 //! Formulas: hyperelliptic.org EFD, g1p/short-w/xyzz (a = 0): madd-2008-s, mdbl-2008-s-1,
 //! add-2008-s, dbl-2008-s-1.
 
@@ -29,7 +30,9 @@ const PP: u16 = 8;
 const R: u16 = 9;
 const U1: u16 = 10;
 const S1: u16 = 11;
-const FIXED: u16 = 12;
+/// Slots 12..20 (two points) are storage for the kernels between programs (window_reduce's
+/// running sums); programs never touch them.
+const FIXED: u16 = 20;
 
 /// An element of the curve's field: one or two registers (virtual until allocation).
 #[derive(Clone, Copy)]

@@ -267,16 +267,9 @@ pub fn compose(module: Module, arith: Arith) -> String {
     s.push_str(include_str!("../../shaders/util.wgsl"));
     if let Some(curve) = module.needs_fq() {
         s.push_str(&field_source::<ark_bls12_381::Fq>("fq"));
-        let field = match curve {
-            Curve::G1 => "fq",
-            Curve::G2 => {
-                s.push_str(include_str!("../../shaders/fq2.wgsl"));
-                "fq2"
-            }
-        };
         s.push_str(&crate::formulas::wgsl(curve));
         s.push_str(include_str!("../../shaders/vm.wgsl"));
-        s.push_str(&instantiate_curve(include_str!("../../shaders/curve.wgsl"), curve.prefix(), field));
+        s.push_str(&instantiate_curve(include_str!("../../shaders/curve.wgsl"), curve.prefix(), ""));
     }
     s.push_str(&bindings_source(&module.bindings()));
     let kernel = module.kernel_source();
@@ -423,6 +416,42 @@ fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
         out.push_str("    }\n");
         out
     };
+    // Points move between storage and the curve interpreter's registers (vm.wgsl) without
+    // ever being a WGSL value (a 96-word value live across loops and branches is what makes
+    // a driver's compiler slow): limb array k of the element goes to register `reg + k`.
+    if matches!(b.elem, Elem::G1Affine | Elem::G2Affine | Elem::G1Xyzz | Elem::G2Xyzz) {
+        let moves = |array: &str, load: bool| -> String {
+            let mut off = 0;
+            let mut out = String::new();
+            for (k, (_, words)) in layout.iter().enumerate() {
+                let (lhs, rhs) = if load {
+                    (format!("vm[reg + {k}u][k]"), format!("{array}[base + {off}u + k]"))
+                } else {
+                    (format!("{array}[base + {off}u + k]"), format!("vm[reg + {k}u][k]"))
+                };
+                out.push_str(&format!("        for (var k = 0u; k < {words}u; k++) {{ {lhs} = {rhs}; }}\n"));
+                off += words;
+            }
+            out
+        };
+        let wrap = |load: bool| -> String {
+            if !split {
+                return moves(&arrays[0], load);
+            }
+            let mut out = String::from("    switch chunk {\n");
+            for (k, a) in arrays.iter().enumerate() {
+                let label = if k + 1 == arrays.len() { "default".to_string() } else { format!("case {k}u") };
+                out.push_str(&format!("      {label}: {{\n{}      }}\n", moves(a, load)));
+            }
+            out.push_str("    }\n");
+            out
+        };
+        let mut s = format!("fn {name}_to_vm(i: u32, reg: u32) {{\n{locate}{}}}\n", wrap(true));
+        if b.access == Access::ReadWrite {
+            s.push_str(&format!("fn {name}_from_vm(i: u32, reg: u32) {{\n{locate}{}}}\n", wrap(false)));
+        }
+        return s;
+    }
     let mut s =
         format!("fn {name}_load(i: u32) -> {ty} {{\n    var r: {ty};\n{locate}{}    return r;\n}}\n", dispatch(true));
     if b.access == Access::ReadWrite {
