@@ -104,8 +104,19 @@ fn bucket_sum_to(b: u32, coord: u32) {
 }
 
 // Thread (w, s): Σ_{k in segment s of window w} (k+1)·S_k, by a running sum from the top
-// (acc = Σ_{k' ≥ k} S_k', total += acc gives Σ (k − lo + 1)·S_k), plus lo·(Σ S_k).
-// Thread nwin·segments copies the ones bucket's sum to the end of the output.
+// (acc = Σ_{k' ≥ k} S_k', total += acc gives Σ (k − lo + 1)·S_k), plus lo·acc by
+// double-and-add (a doubling is P += P). Thread nwin·segments copies the ones bucket's sum
+// to the end of the output.
+//
+// Written as a little state machine around a single CURVE_add call: drivers inline every
+// call, and each inlined addition is a whole interpreter loop to compile.
+const STEP_ACC: u32 = 0u; // acc += S_k
+const STEP_TOTAL: u32 = 1u; // total += acc
+const STEP_DOUBLE: u32 = 2u; // P += P
+const STEP_ADD_ACC: u32 = 3u; // P += acc
+const STEP_FINAL: u32 = 4u; // P += total
+const STEP_DONE: u32 = 5u;
+
 @compute @workgroup_size(64)
 fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = thread_index(gid, groups);
@@ -124,32 +135,60 @@ fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     let lo = s * len;
     CURVE_set_identity(ACC);
     CURVE_set_identity(TOTAL);
-    for (var k = lo + len; k > lo; k--) {
-        // acc += S_k
-        bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
-        CURVE_copy(0u, ACC, 4u);
-        CURVE_add();
-        CURVE_copy(ACC, 0u, 4u);
-        // total += acc
-        CURVE_copy(0u, TOTAL, 4u);
-        CURVE_copy(4u, ACC, 4u);
-        CURVE_add();
-        CURVE_copy(TOTAL, 0u, 4u);
-    }
-    // P = lo·acc (double-and-add from the top bit), then + total.
-    CURVE_set_identity(0u);
-    if (lo != 0u) {
-        let top = 31u - countLeadingZeros(lo);
-        for (var bit = i32(top); bit >= 0; bit--) {
-            CURVE_double();
-            if (((lo >> u32(bit)) & 1u) == 1u) {
-                CURVE_copy(4u, ACC, 4u);
-                CURVE_add();
+    var k = lo + len;
+    var bit = 31i - i32(countLeadingZeros(lo));
+    var step = STEP_ACC;
+    loop {
+        // Set up P and Q for this step's addition.
+        if (step == STEP_ACC) {
+            if (k == lo) {
+                // The running sums are done: P = lo·acc + total from here on.
+                CURVE_set_identity(0u);
+                if (bit < 0i) {
+                    step = STEP_FINAL;
+                } else {
+                    step = STEP_DOUBLE;
+                }
+            } else {
+                bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
+                CURVE_copy(0u, ACC, 4u);
             }
+        } else if (step == STEP_TOTAL) {
+            CURVE_copy(0u, TOTAL, 4u);
+            CURVE_copy(4u, ACC, 4u);
+        }
+        if (step == STEP_DOUBLE) {
+            CURVE_copy(4u, 0u, 4u);
+        } else if (step == STEP_ADD_ACC) {
+            CURVE_copy(4u, ACC, 4u);
+        } else if (step == STEP_FINAL) {
+            CURVE_copy(4u, TOTAL, 4u);
+        }
+        CURVE_add();
+        // Store the result and move on.
+        if (step == STEP_ACC) {
+            CURVE_copy(ACC, 0u, 4u);
+            step = STEP_TOTAL;
+        } else if (step == STEP_TOTAL) {
+            CURVE_copy(TOTAL, 0u, 4u);
+            k -= 1u;
+            step = STEP_ACC;
+        } else if (step == STEP_DOUBLE && ((lo >> u32(bit)) & 1u) == 1u) {
+            step = STEP_ADD_ACC;
+        } else if (step == STEP_DOUBLE || step == STEP_ADD_ACC) {
+            bit -= 1i;
+            if (bit < 0i) {
+                step = STEP_FINAL;
+            } else {
+                step = STEP_DOUBLE;
+            }
+        } else {
+            step = STEP_DONE;
+        }
+        if (step == STEP_DONE) {
+            break;
         }
     }
-    CURVE_copy(4u, TOTAL, 4u);
-    CURVE_add();
     pout_from_vm(i, P_REG);
 }
 
