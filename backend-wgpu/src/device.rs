@@ -233,7 +233,7 @@ impl WgpuDevice {
         } else {
             Arith::U32
         };
-        let mut binding_bytes = u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size);
+        let mut binding_bytes = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         if let Some(cap) = options.max_binding_bytes {
             binding_bytes = binding_bytes.min(cap);
         }

@@ -143,10 +143,12 @@ impl Builder {
         for (i, &(op, d, a, b)) in self.ins.iter().enumerate() {
             let (pa, pb) = (phys[a as usize], phys[b as usize]);
             for src in [a, b] {
-                if src >= fixed && last_use[src as usize] == i && phys[src as usize] != u16::MAX {
-                    if !free.contains(&phys[src as usize]) {
-                        free.push(phys[src as usize]);
-                    }
+                if src >= fixed
+                    && last_use[src as usize] == i
+                    && phys[src as usize] != u16::MAX
+                    && !free.contains(&phys[src as usize])
+                {
+                    free.push(phys[src as usize]);
                 }
             }
             if d >= fixed {
@@ -279,7 +281,8 @@ pub fn programs(curve: Curve) -> Programs {
         Curve::G1 => 1,
         Curve::G2 => 2,
     };
-    let all: [(&'static str, fn(&mut Builder)); 6] = [
+    type Build = fn(&mut Builder);
+    let all: [(&'static str, Build); 6] = [
         ("MADD_HEAD", madd_head),
         ("MADD_TAIL", madd_tail),
         ("MDBL", mdbl),

@@ -42,6 +42,9 @@ impl G2Buffer {
     }
 }
 
+/// One sub-MSM's result: its window bits, and its window sums then the ones sum, as XYZZ words.
+type WindowSums = (u32, Vec<Vec<u32>>);
+
 /// Bases per task at level 0, and partials per task at later levels.
 const T0: u32 = 32;
 const T: u32 = 16;
@@ -68,7 +71,7 @@ impl Plan {
         let log = usize::BITS - n.max(1).leading_zeros();
         let c = log.saturating_sub(4).clamp(4, 16);
         // Signed digits carry into one more window only when the top window is full.
-        let nwin = SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS % c == 0);
+        let nwin = SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c));
         let half = 1u32 << (c - 1);
         Plan { n: n as u32, c, nwin, half, nb: nwin * half + 1, segments: (half / SEGMENT).max(1) }
     }
@@ -175,7 +178,7 @@ impl WgpuDevice {
         scalars: &FrBuffer,
         range: Range<usize>,
         tag: Option<u64>,
-    ) -> Result<Vec<(u32, Vec<Vec<u32>>)>, WgpuError> {
+    ) -> Result<Vec<WindowSums>, WgpuError> {
         let op = format!("msm_{}", curve.prefix());
         if range.start > range.end || range.end > scalars.len() {
             return Err(WgpuError::OutOfRange { op, start: range.start, end: range.end, len: scalars.len() });

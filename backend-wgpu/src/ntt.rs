@@ -220,6 +220,7 @@ impl WgpuDevice {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)] // the op's whole description: its entry, name, operands, constant and tag
     fn pointwise(
         &self,
         entry: &'static str,

@@ -40,7 +40,7 @@ struct Calibration {
 }
 
 impl Calibration {
-    fn to_host(&self, device_ns: u64) -> u64 {
+    fn to_host(self, device_ns: u64) -> u64 {
         let t = i128::from(self.host_ns) + i128::from(device_ns) - i128::from(self.device_ns);
         u64::try_from(t.max(0)).unwrap_or(u64::MAX)
     }

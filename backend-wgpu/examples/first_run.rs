@@ -1,3 +1,4 @@
+//! `cargo run -p g16-wgpu --example first_run -- [N] [--u32]`: on lavapipe the first run of each MSM includes the driver compiling its kernels.
 //! Times each operation's first and second run on the first adapter (pipeline creation and
 //! the driver's first-dispatch compilation show in the first).
 use ark_bls12_381::{Fr, G1Projective, G2Projective};
@@ -27,8 +28,8 @@ fn main() {
         let mut x = dev.upload_fr(&s[..n.next_power_of_two() / 2]).unwrap();
         timed(&format!("ntt {round}"), || dev.ntt(&mut x, NttKind::CosetInverse, "ntt", None).unwrap());
         timed(&format!("sync {round}"), || dev.synchronize().unwrap());
-        timed(&format!("msm_g1 n={n} {round}"), || dev.msm_g1(&b1, &d, 0..n, None).unwrap());
-        timed(&format!("msm_g2 n={n} {round}"), || dev.msm_g2(&b2, &d, 0..n, None).unwrap());
+        let _ = timed(&format!("msm_g1 n={n} {round}"), || dev.msm_g1(&b1, &d, 0..n, None).unwrap());
+        let _ = timed(&format!("msm_g2 n={n} {round}"), || dev.msm_g2(&b2, &d, 0..n, None).unwrap());
     }
     for (m, ms) in dev.pipeline_times() {
         println!("pipeline {m:<20} {ms:>9.1} ms");
