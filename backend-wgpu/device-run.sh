@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The wgpu backend on the GPU machine (H200 through Vulkan), for the lead's device runs.
+#
+# That machine has no Rust: build here first, then carry the binaries in .device/:
+#
+#   cargo build --release --bin g16 -p g16-wgpu --example pipelines
+#   cargo test --release --test backend_wgpu --no-run            # prints the test binary's path
+#   cargo test --release -p g16-wgpu --test engine --no-run       # likewise
+#   mkdir -p .device
+#   cp target/release/g16                            .device/g16
+#   cp target/release/examples/pipelines             .device/wgpu_pipelines
+#   cp target/release/deps/backend_wgpu-<hash>       .device/backend_wgpu
+#   cp target/release/deps/engine-<hash>             .device/wgpu_engine
+#
+# and the Vulkan loader debs in .gl/ (/work/.library/device/README.md, "bring the loaders").
+# Then, one stage per call (each fits the 10-minute limit), carrying .device and .gl:
+#
+#   bash backend-wgpu/device-run.sh setup        # loaders, `g16 devices`, pipeline creation (cold)
+#   bash backend-wgpu/device-run.sh conformance  # the suite at G16_CONFORMANCE=large, both paths
+#   bash backend-wgpu/device-run.sh bench        # g16 bench wgpu vs cpu -> $OUT/wgpu-h200.jsonl
+#   bash backend-wgpu/device-run.sh prove        # g16 prove --backend wgpu --trace $OUT/t.json
+#
+# `all` runs every stage in turn (more than 10 minutes: only with a longer limit).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/g16-out}
+mkdir -p "$OUT"
+export G16_REQUIRE_WGPU=1 G16_CACHE_DIR="$OUT/cache" RUST_BACKTRACE=1
+
+loaders() {
+    if ! ldconfig -p | grep -q libvulkan; then
+        for f in .gl/*.deb; do dpkg -x "$f" /; done
+        ldconfig
+    fi
+    if ! .device/g16 devices 2>/dev/null | grep -q "wgpu  available"; then
+        export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+        export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    fi
+}
+
+setup() {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+    .device/g16 devices | tee "$OUT/devices.txt"
+    # Pipeline creation, cold (no pipeline cache yet), then warm (the cache written by the first).
+    for path in "" --u32; do
+        echo "== pipelines $path (cold)"; G16_NO_PIPELINE_CACHE=1 .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
+        echo "== pipelines $path (pipeline cache)"; .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
+    done
+}
+
+conformance() {
+    # Large sizes: NTT to 2^24, MSM G1 to 2^24, G2 to 2^20, proofs to 2^16; both paths
+    # (the u32_path module forces 32-bit limbs). One test at a time: each holds GiBs.
+    G16_CONFORMANCE=large .device/backend_wgpu --test-threads 1 2>&1 | tee "$OUT/conformance.txt"
+    .device/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
+}
+
+bench() {
+    local j="$OUT/wgpu-h200.jsonl"
+    .device/g16 bench --backends wgpu,cpu --ops msm-g1 --sizes 20..22 --runs 5 --json "$j" --plot "$OUT/msm-g1.svg"
+    .device/g16 bench --backends wgpu,cpu --ops msm-g2 --sizes 20 --runs 5 --json "$j" --plot "$OUT/msm-g2.svg"
+    .device/g16 bench --backends wgpu,cpu --ops ntt --sizes 22..24 --runs 5 --json "$j" --plot "$OUT/ntt.svg"
+    .device/g16 bench --backends wgpu,cpu --ops prove --sizes 20 --runs 3 --json "$j" --plot "$OUT/prove.svg"
+}
+
+prove() {
+    .device/g16 prove --backend wgpu --circuit synthetic --size 20 --trace "$OUT/t.json" --timeline "$OUT/t.txt" \
+        | tee "$OUT/prove.txt"
+    G16_WGPU_ARITH=u32 .device/g16 prove --backend wgpu --circuit synthetic --size 18 --json | tee "$OUT/prove-u32.json"
+}
+
+loaders
+case "${1:-all}" in
+    setup) setup ;;
+    conformance) conformance ;;
+    bench) bench ;;
+    prove) prove ;;
+    all) setup; conformance; bench; prove ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all" >&2; exit 2 ;;
+esac

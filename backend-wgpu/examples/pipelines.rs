@@ -1,0 +1,27 @@
+//! Compiles every module on the first usable adapter and prints how long each took.
+//! `MESA_SHADER_CACHE_DISABLE=true cargo run -p g16-wgpu --example pipelines` measures a cold start.
+use g16_wgpu::{shader::Module, Options, WgpuDevice};
+
+fn main() {
+    let force_u32 = std::env::args().any(|a| a == "--u32");
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let dev = match WgpuDevice::open(&Options { force_u32, ..Default::default() }) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("adapter: {} ({:?} path)", dev.adapter(), dev.arith());
+    for m in Module::ALL {
+        if !only.is_empty() && !only.contains(&m.name()) {
+            continue;
+        }
+        let t = std::time::Instant::now();
+        if let Err(e) = dev.prepare_module(m) {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+        println!("{:<16} {:>9.1} ms", m.name(), t.elapsed().as_secs_f64() * 1e3);
+    }
+}

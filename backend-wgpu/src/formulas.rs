@@ -1,0 +1,421 @@
+//! Curve formulas as straight-line programs over Fq registers, run by a tiny interpreter in
+//! WGSL (`vm_run` in shaders/vm.wgsl).
+//!
+//! Why: drivers inline every WGSL function call. Written as plain WGSL, one XYZZ addition is
+//! a dozen inlined Montgomery products, and a bucket module holds ~150 of them: llvmpipe
+//! (lavapipe, CI's GPU) then spends minutes in LLVM per module. As programs, every kernel
+//! holds a handful of interpreter loops, each with one product, one sum and one difference,
+//! whatever the formula; G2's Fq2 arithmetic (Karatsuba) is expanded into the same Fq
+//! instructions here, so G1 and G2 share the interpreter.
+//!
+//! Register slots (w = 1 for G1, 2 for G2: an Fq2 is two consecutive Fq registers):
+//! P (X, Y, ZZ, ZZZ) at 0..4w — inputs and outputs; Q at 4w..8w (an affine point uses X, Y);
+//! PP at 8w, R at 9w, U1 at 10w, S1 at 11w — what a head program leaves for its tail and for
+//! the zero tests between them; two spare points at 12w..20w for the kernels; temporaries
+//! above, allocated by liveness.
+//! Formulas: hyperelliptic.org EFD, g1p/short-w/xyzz (a = 0): madd-2008-s, mdbl-2008-s-1,
+//! add-2008-s, dbl-2008-s-1.
+
+use crate::shader::Curve;
+
+pub const OP_MUL: u32 = 0;
+pub const OP_ADD: u32 = 1;
+pub const OP_SUB: u32 = 2;
+pub const OP_COPY: u32 = 3;
+
+/// Fixed slots (in coordinates; times w for registers).
+const P: u16 = 0;
+const Q: u16 = 4;
+const PP: u16 = 8;
+const R: u16 = 9;
+const U1: u16 = 10;
+const S1: u16 = 11;
+/// Slots 12..20 (two points) are storage for the kernels between programs (window_reduce's
+/// running sums); programs never touch them.
+const FIXED: u16 = 20;
+
+/// An element of the curve's field: one or two registers (virtual until allocation).
+#[derive(Clone, Copy)]
+struct E([u16; 2]);
+
+struct Builder {
+    w: u16,
+    /// (op, dst, a, b) over virtual registers; virtual r < FIXED·w are the fixed slots.
+    ins: Vec<(u32, u16, u16, u16)>,
+    next: u16,
+}
+
+impl Builder {
+    fn new(w: u16) -> Builder {
+        Builder { w, ins: Vec::new(), next: FIXED * w }
+    }
+
+    fn fixed(&self, coord: u16) -> E {
+        E([coord * self.w, coord * self.w + 1])
+    }
+
+    fn temp(&mut self) -> u16 {
+        self.next += 1;
+        self.next - 1
+    }
+
+    fn op1(&mut self, op: u32, a: u16, b: u16) -> u16 {
+        let d = self.temp();
+        self.ins.push((op, d, a, b));
+        d
+    }
+
+    fn add(&mut self, a: E, b: E) -> E {
+        if self.w == 1 {
+            E([self.op1(OP_ADD, a.0[0], b.0[0]), 0])
+        } else {
+            E([self.op1(OP_ADD, a.0[0], b.0[0]), self.op1(OP_ADD, a.0[1], b.0[1])])
+        }
+    }
+
+    fn sub(&mut self, a: E, b: E) -> E {
+        if self.w == 1 {
+            E([self.op1(OP_SUB, a.0[0], b.0[0]), 0])
+        } else {
+            E([self.op1(OP_SUB, a.0[0], b.0[0]), self.op1(OP_SUB, a.0[1], b.0[1])])
+        }
+    }
+
+    fn double(&mut self, a: E) -> E {
+        self.add(a, a)
+    }
+
+    /// Fq2 (u² = −1) by Karatsuba: three Fq products.
+    fn mul(&mut self, a: E, b: E) -> E {
+        if self.w == 1 {
+            return E([self.op1(OP_MUL, a.0[0], b.0[0]), 0]);
+        }
+        let v0 = self.op1(OP_MUL, a.0[0], b.0[0]);
+        let v1 = self.op1(OP_MUL, a.0[1], b.0[1]);
+        let sa = self.op1(OP_ADD, a.0[0], a.0[1]);
+        let sb = self.op1(OP_ADD, b.0[0], b.0[1]);
+        let s = self.op1(OP_MUL, sa, sb);
+        let c0 = self.op1(OP_SUB, v0, v1);
+        let t = self.op1(OP_SUB, s, v0);
+        let c1 = self.op1(OP_SUB, t, v1);
+        E([c0, c1])
+    }
+
+    /// Fq2: (a0 + a1)(a0 − a1) + 2·a0·a1·u, two Fq products.
+    fn sqr(&mut self, a: E) -> E {
+        if self.w == 1 {
+            return self.mul(a, a);
+        }
+        let s = self.op1(OP_ADD, a.0[0], a.0[1]);
+        let d = self.op1(OP_SUB, a.0[0], a.0[1]);
+        let c0 = self.op1(OP_MUL, s, d);
+        let m = self.op1(OP_MUL, a.0[0], a.0[1]);
+        let c1 = self.op1(OP_ADD, m, m);
+        E([c0, c1])
+    }
+
+    /// Copies results into fixed slots, after everything else has read the inputs.
+    fn store(&mut self, outputs: &[(u16, E)]) {
+        for &(coord, e) in outputs {
+            let dst = self.fixed(coord);
+            for k in 0..self.w as usize {
+                self.ins.push((OP_COPY, dst.0[k], e.0[k], e.0[k]));
+            }
+        }
+    }
+
+    /// Maps temporaries onto physical registers above the fixed slots, reusing a register
+    /// once its value is dead (an instruction reads its operands before it writes).
+    fn allocate(&self) -> (Vec<u32>, u16) {
+        let fixed = FIXED * self.w;
+        let mut last_use = vec![0usize; self.next as usize];
+        for (i, &(_, _, a, b)) in self.ins.iter().enumerate() {
+            last_use[a as usize] = i;
+            last_use[b as usize] = i;
+        }
+        let mut phys = vec![u16::MAX; self.next as usize];
+        for r in 0..fixed {
+            phys[r as usize] = r;
+        }
+        let mut free: Vec<u16> = Vec::new();
+        let mut high = fixed;
+        let mut words = Vec::with_capacity(self.ins.len());
+        for (i, &(op, d, a, b)) in self.ins.iter().enumerate() {
+            let (pa, pb) = (phys[a as usize], phys[b as usize]);
+            for src in [a, b] {
+                if src >= fixed
+                    && last_use[src as usize] == i
+                    && phys[src as usize] != u16::MAX
+                    && !free.contains(&phys[src as usize])
+                {
+                    free.push(phys[src as usize]);
+                }
+            }
+            if d >= fixed {
+                let r = free.pop().unwrap_or_else(|| {
+                    high += 1;
+                    high - 1
+                });
+                phys[d as usize] = r;
+            }
+            let pd = phys[d as usize];
+            words.push(op | (u32::from(pd) << 8) | (u32::from(pa) << 16) | (u32::from(pb) << 24));
+        }
+        (words, high)
+    }
+}
+
+/// madd-2008-s, first half: PP = X2·ZZ1 − X1, R = Y2·ZZZ1 − Y1 (affine (X2, Y2) in Q).
+fn madd_head(b: &mut Builder) {
+    let (px, py, pzz, pzzz) = (b.fixed(P), b.fixed(P + 1), b.fixed(P + 2), b.fixed(P + 3));
+    let (qx, qy) = (b.fixed(Q), b.fixed(Q + 1));
+    let u2 = b.mul(qx, pzz);
+    let s2 = b.mul(qy, pzzz);
+    let pp = b.sub(u2, px);
+    let r = b.sub(s2, py);
+    b.store(&[(PP, pp), (R, r)]);
+}
+
+/// madd-2008-s, second half (PP ≠ 0).
+fn madd_tail(b: &mut Builder) {
+    let (px, py, pzz, pzzz) = (b.fixed(P), b.fixed(P + 1), b.fixed(P + 2), b.fixed(P + 3));
+    let (pp_, r) = (b.fixed(PP), b.fixed(R));
+    let pp = b.sqr(pp_);
+    let ppp = b.mul(pp_, pp);
+    let q = b.mul(px, pp);
+    let r2 = b.sqr(r);
+    let t = b.sub(r2, ppp);
+    let t = b.sub(t, q);
+    let x3 = b.sub(t, q);
+    let t = b.sub(q, x3);
+    let t = b.mul(r, t);
+    let u = b.mul(py, ppp);
+    let y3 = b.sub(t, u);
+    let zz3 = b.mul(pzz, pp);
+    let zzz3 = b.mul(pzzz, ppp);
+    b.store(&[(P, x3), (P + 1, y3), (P + 2, zz3), (P + 3, zzz3)]);
+}
+
+/// The doubling shared by mdbl-2008-s-1 (zz, zzz = None: affine) and dbl-2008-s-1.
+fn double(b: &mut Builder, x: E, y: E, zz: Option<(E, E)>) {
+    let u = b.double(y);
+    let v = b.sqr(u);
+    let w = b.mul(u, v);
+    let s = b.mul(x, v);
+    let x2 = b.sqr(x);
+    let m = b.double(x2);
+    let m = b.add(m, x2);
+    let m2 = b.sqr(m);
+    let t = b.sub(m2, s);
+    let x3 = b.sub(t, s);
+    let t = b.sub(s, x3);
+    let t = b.mul(m, t);
+    let wy = b.mul(w, y);
+    let y3 = b.sub(t, wy);
+    let (zz3, zzz3) = match zz {
+        None => (v, w),
+        Some((zz, zzz)) => (b.mul(v, zz), b.mul(w, zzz)),
+    };
+    b.store(&[(P, x3), (P + 1, y3), (P + 2, zz3), (P + 3, zzz3)]);
+}
+
+/// mdbl-2008-s-1: 2·(affine point in Q) into P.
+fn mdbl(b: &mut Builder) {
+    let (qx, qy) = (b.fixed(Q), b.fixed(Q + 1));
+    double(b, qx, qy, None);
+}
+
+/// dbl-2008-s-1: 2·P into P.
+fn dbl(b: &mut Builder) {
+    let (px, py, pzz, pzzz) = (b.fixed(P), b.fixed(P + 1), b.fixed(P + 2), b.fixed(P + 3));
+    double(b, px, py, Some((pzz, pzzz)));
+}
+
+/// add-2008-s, first half: U1, S1, PP = U2 − U1, R = S2 − S1.
+fn add_head(b: &mut Builder) {
+    let (px, py, pzz, pzzz) = (b.fixed(P), b.fixed(P + 1), b.fixed(P + 2), b.fixed(P + 3));
+    let (qx, qy, qzz, qzzz) = (b.fixed(Q), b.fixed(Q + 1), b.fixed(Q + 2), b.fixed(Q + 3));
+    let u1 = b.mul(px, qzz);
+    let u2 = b.mul(qx, pzz);
+    let s1 = b.mul(py, qzzz);
+    let s2 = b.mul(qy, pzzz);
+    let pp = b.sub(u2, u1);
+    let r = b.sub(s2, s1);
+    b.store(&[(PP, pp), (R, r), (U1, u1), (S1, s1)]);
+}
+
+/// add-2008-s, second half (PP ≠ 0).
+fn add_tail(b: &mut Builder) {
+    let (pzz, pzzz) = (b.fixed(P + 2), b.fixed(P + 3));
+    let (qzz, qzzz) = (b.fixed(Q + 2), b.fixed(Q + 3));
+    let (pp_, r, u1, s1) = (b.fixed(PP), b.fixed(R), b.fixed(U1), b.fixed(S1));
+    let pp = b.sqr(pp_);
+    let ppp = b.mul(pp_, pp);
+    let qq = b.mul(u1, pp);
+    let r2 = b.sqr(r);
+    let t = b.sub(r2, ppp);
+    let t = b.sub(t, qq);
+    let x3 = b.sub(t, qq);
+    let t = b.sub(qq, x3);
+    let t = b.mul(r, t);
+    let u = b.mul(s1, ppp);
+    let y3 = b.sub(t, u);
+    let t = b.mul(pzz, qzz);
+    let zz3 = b.mul(t, pp);
+    let t = b.mul(pzzz, qzzz);
+    let zzz3 = b.mul(t, ppp);
+    b.store(&[(P, x3), (P + 1, y3), (P + 2, zz3), (P + 3, zzz3)]);
+}
+
+/// A curve's programs: the instruction words, each program's range, the registers needed.
+pub struct Programs {
+    pub words: Vec<u32>,
+    pub ranges: Vec<(&'static str, u32, u32)>,
+    pub registers: u16,
+    /// Registers per coordinate (1 for G1, 2 for G2).
+    pub w: u16,
+}
+
+pub fn programs(curve: Curve) -> Programs {
+    let w = match curve {
+        Curve::G1 => 1,
+        Curve::G2 => 2,
+    };
+    type Build = fn(&mut Builder);
+    let all: [(&'static str, Build); 6] = [
+        ("MADD_HEAD", madd_head),
+        ("MADD_TAIL", madd_tail),
+        ("MDBL", mdbl),
+        ("ADD_HEAD", add_head),
+        ("ADD_TAIL", add_tail),
+        ("DBL", dbl),
+    ];
+    let mut words = Vec::new();
+    let mut ranges = Vec::new();
+    let mut registers = FIXED * w;
+    for (name, build) in all {
+        let mut b = Builder::new(w);
+        build(&mut b);
+        let (prog, high) = b.allocate();
+        registers = registers.max(high);
+        let start = words.len() as u32;
+        words.extend(prog);
+        ranges.push((name, start, words.len() as u32));
+    }
+    Programs { words, ranges, registers, w }
+}
+
+/// WGSL declarations of a curve's program ranges and register file.
+pub fn wgsl(curve: Curve) -> String {
+    let p = programs(curve);
+    let mut s = format!("const VM_REGISTERS: u32 = {}u;\nconst CURVE_W: u32 = {}u;\n", p.registers, p.w);
+    for (name, start, end) in &p.ranges {
+        s.push_str(&format!("const CURVE_{name} = vec2<u32>({start}u, {end}u);\n"));
+    }
+    s.replace("CURVE", curve.prefix())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_bls12_381::{Fq, Fq2, Fr, G1Projective, G2Projective};
+    use ark_ec::{CurveGroup, PrimeGroup};
+    use ark_ff::{AdditiveGroup, Field, UniformRand};
+
+    /// The interpreter of shaders/vm.wgsl, on the host.
+    fn run(p: &Programs, name: &str, regs: &mut [Fq]) {
+        let &(_, start, end) = p.ranges.iter().find(|r| r.0 == name).unwrap();
+        for &ins in &p.words[start as usize..end as usize] {
+            let (op, d, a, b) = (ins & 0xff, (ins >> 8) & 0xff, (ins >> 16) & 0xff, ins >> 24);
+            let (x, y) = (regs[a as usize], regs[b as usize]);
+            regs[d as usize] = match op {
+                OP_MUL => x * y,
+                OP_ADD => x + y,
+                OP_SUB => x - y,
+                _ => x,
+            };
+        }
+    }
+
+    /// XYZZ coordinates of an affine point (x, y) with a random Z.
+    fn xyzz<F: Field>(x: F, y: F, z: F) -> [F; 4] {
+        let zz = z.square();
+        let zzz = zz * z;
+        [x * zz, y * zzz, zz, zzz]
+    }
+
+    fn put<F: Copy>(regs: &mut [Fq], w: usize, coord: usize, v: F, split: fn(F) -> [Fq; 2]) {
+        let parts = split(v);
+        for k in 0..w {
+            regs[coord * w + k] = parts[k];
+        }
+    }
+
+    fn get<F>(regs: &[Fq], w: usize, coord: usize, join: fn([Fq; 2]) -> F) -> F {
+        join([regs[coord * w], if w == 2 { regs[coord * w + 1] } else { Fq::ZERO }])
+    }
+
+    fn check<F: Field, G: CurveGroup<BaseField = F> + PrimeGroup<ScalarField = Fr>>(
+        curve: Curve,
+        split: fn(F) -> [Fq; 2],
+        join: fn([Fq; 2]) -> F,
+        affine_xy: fn(&G::Affine) -> (F, F),
+    ) {
+        let mut rng = ark_std::test_rng();
+        let p = programs(curve);
+        let w = p.w as usize;
+        for _ in 0..4 {
+            let a = (G::generator() * Fr::rand(&mut rng)).into_affine();
+            let b = (G::generator() * Fr::rand(&mut rng)).into_affine();
+            let (ax, ay) = affine_xy(&a);
+            let (bx, by) = affine_xy(&b);
+            let coords = |regs: &[Fq]| -> (F, F) {
+                let c: Vec<F> = (0..4).map(|k| get(regs, w, k, join)).collect();
+                (c[0] / c[2], c[1] / c[3])
+            };
+            let mut regs = vec![Fq::ZERO; p.registers as usize];
+            // P + Q, both XYZZ.
+            for (k, v) in xyzz(ax, ay, F::rand(&mut rng)).into_iter().enumerate() {
+                put(&mut regs, w, k, v, split);
+            }
+            for (k, v) in xyzz(bx, by, F::rand(&mut rng)).into_iter().enumerate() {
+                put(&mut regs, w, 4 + k, v, split);
+            }
+            let saved = regs.clone();
+            run(&p, "ADD_HEAD", &mut regs);
+            run(&p, "ADD_TAIL", &mut regs);
+            assert_eq!(coords(&regs), affine_xy(&(a + b).into_affine()), "{curve:?} add");
+            // P + affine Q.
+            let mut regs = saved.clone();
+            put(&mut regs, w, 4, bx, split);
+            put(&mut regs, w, 5, by, split);
+            run(&p, "MADD_HEAD", &mut regs);
+            run(&p, "MADD_TAIL", &mut regs);
+            assert_eq!(coords(&regs), affine_xy(&(a + b).into_affine()), "{curve:?} madd");
+            // 2·affine Q, and 2·P.
+            let mut regs = saved.clone();
+            put(&mut regs, w, 4, bx, split);
+            put(&mut regs, w, 5, by, split);
+            run(&p, "MDBL", &mut regs);
+            assert_eq!(coords(&regs), affine_xy(&(b + b).into_affine()), "{curve:?} mdbl");
+            let mut regs = saved;
+            run(&p, "DBL", &mut regs);
+            assert_eq!(coords(&regs), affine_xy(&(a + a).into_affine()), "{curve:?} dbl");
+        }
+    }
+
+    #[test]
+    fn programs_compute_the_group_law() {
+        check::<Fq, G1Projective>(Curve::G1, |x| [x, Fq::ZERO], |v| v[0], |p| (p.x, p.y));
+        check::<Fq2, G2Projective>(Curve::G2, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
+    }
+
+    #[test]
+    fn programs_fit_the_interpreter() {
+        for curve in [Curve::G1, Curve::G2] {
+            let p = programs(curve);
+            assert!(p.registers < 256, "{curve:?}: {} registers", p.registers);
+            assert!(p.ranges.iter().all(|r| r.1 < r.2));
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! MSM over resident bases, in the family of the CUDA backend (shaders/msm_sort.wgsl,
+//! shaders/msm_bucket.wgsl): signed window digits, bucket keys sorted on the device by a
+//! counting sort, oversized buckets split into tasks over several levels, per-window
+//! running-sum reduction on the device, the 0/1 split. The host only combines the window
+//! sums (nwin points, c doublings between them).
+//!
+//! An MSM too large for one set of temporaries (each temporary array must fit one binding)
+//! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up.
+
+use std::ops::Range;
+
+use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
+use ark_ec::PrimeGroup;
+
+use crate::convert::{g1_to_words, g1_xyzz_from_words, g2_to_words, g2_xyzz_from_words, to_words};
+use crate::device::{Chunked, Res, WgpuDevice};
+use crate::ntt::FrBuffer;
+use crate::shader::{Curve, Elem, Module};
+use crate::timing::Op;
+use crate::WgpuError;
+
+/// G1 bases on the device (affine, resident).
+pub struct G1Buffer(pub(crate) Chunked);
+/// G2 bases on the device (affine, resident).
+pub struct G2Buffer(pub(crate) Chunked);
+
+impl G1Buffer {
+    pub fn len(&self) -> usize {
+        self.0.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.len == 0
+    }
+}
+
+impl G2Buffer {
+    pub fn len(&self) -> usize {
+        self.0.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.len == 0
+    }
+}
+
+/// One sub-MSM's result: its window bits, and its window sums then the ones sum, as XYZZ words.
+type WindowSums = (u32, Vec<Vec<u32>>);
+
+/// Bases per task at level 0, and partials per task at later levels.
+const T0: u32 = 32;
+const T: u32 = 16;
+/// Buckets per reduction segment (one thread each), and inputs per `sum_groups` output.
+const SEGMENT: u32 = 32;
+const GROUP: u32 = 32;
+/// Fr scalars have 255 bits.
+const SCALAR_BITS: u32 = 255;
+
+/// The shape of one (sub-)MSM.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    n: u32,
+    c: u32,
+    nwin: u32,
+    half: u32,
+    /// Buckets, the ones bucket included (it is the last).
+    nb: u32,
+    segments: u32,
+}
+
+impl Plan {
+    fn new(n: usize) -> Plan {
+        let log = usize::BITS - n.max(1).leading_zeros();
+        let c = log.saturating_sub(4).clamp(4, 16);
+        // Signed digits carry into one more window only when the top window is full.
+        let nwin = SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c));
+        let half = 1u32 << (c - 1);
+        Plan { n: n as u32, c, nwin, half, nb: nwin * half + 1, segments: (half / SEGMENT).max(1) }
+    }
+
+    fn entries(&self) -> u64 {
+        u64::from(self.n) * u64::from(self.nwin)
+    }
+
+    /// An upper bound on level 0's tasks: Σ⌈count/T0⌉ ≤ entries/T0 + buckets.
+    fn tasks0(&self) -> u64 {
+        self.entries().div_ceil(u64::from(T0)) + u64::from(self.nb)
+    }
+
+    /// Task sizes level by level until every bucket has at most one partial (a bucket holds
+    /// at most n entries: one per scalar).
+    fn levels(&self) -> Vec<u32> {
+        let mut sizes = vec![T0];
+        let mut most = u64::from(self.n).div_ceil(u64::from(T0));
+        while most > 1 {
+            sizes.push(T);
+            most = most.div_ceil(u64::from(T));
+        }
+        sizes
+    }
+}
+
+impl WgpuDevice {
+    pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, WgpuError> {
+        let buf = self.chunked("G1 bases", Elem::G1Affine, host.len())?;
+        self.write_chunked(&buf, &to_words(host, Elem::G1Affine.words(), g1_to_words));
+        self.check_errors("uploading G1 bases")?;
+        Ok(G1Buffer(buf))
+    }
+
+    pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, WgpuError> {
+        let buf = self.chunked("G2 bases", Elem::G2Affine, host.len())?;
+        self.write_chunked(&buf, &to_words(host, Elem::G2Affine.words(), g2_to_words));
+        self.check_errors("uploading G2 bases")?;
+        Ok(G2Buffer(buf))
+    }
+
+    /// `Σ scalars[range][i]·bases[i]`.
+    pub fn msm_g1(
+        &self,
+        bases: &G1Buffer,
+        scalars: &FrBuffer,
+        range: Range<usize>,
+        tag: Option<u64>,
+    ) -> Result<G1Projective, WgpuError> {
+        let windows = self.msm(Curve::G1, &bases.0, scalars, range, tag)?;
+        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g1_xyzz_from_words(p)).collect()))))
+    }
+
+    /// `Σ scalars[range][i]·bases[i]` in G2.
+    pub fn msm_g2(
+        &self,
+        bases: &G2Buffer,
+        scalars: &FrBuffer,
+        range: Range<usize>,
+        tag: Option<u64>,
+    ) -> Result<G2Projective, WgpuError> {
+        let windows = self.msm(Curve::G2, &bases.0, scalars, range, tag)?;
+        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g2_xyzz_from_words(p)).collect()))))
+    }
+
+    /// The curve's formula programs (formulas.rs), uploaded once.
+    fn program(&self, curve: Curve) -> std::sync::Arc<wgpu::Buffer> {
+        let mut programs = crate::device::lock(&self.programs);
+        programs
+            .entry(curve)
+            .or_insert_with(|| {
+                let words = crate::formulas::programs(curve).words;
+                std::sync::Arc::new(wgpu::util::DeviceExt::create_buffer_init(
+                    &self.device,
+                    &wgpu::util::BufferInitDescriptor {
+                        label: Some("curve programs"),
+                        contents: bytemuck::cast_slice(&words),
+                        usage: wgpu::BufferUsages::STORAGE,
+                    },
+                ))
+            })
+            .clone()
+    }
+
+    /// The largest sub-MSM whose temporaries each fit one binding.
+    fn sub_msm_len(&self, curve: Curve, n: usize) -> usize {
+        let mut len = n.max(1);
+        loop {
+            let plan = Plan::new(len);
+            let keys = plan.entries() * 4;
+            let partials = plan.tasks0() * curve.xyzz().bytes();
+            if (keys <= self.binding_bytes && partials <= self.binding_bytes) || len == 1 {
+                return len;
+            }
+            len = len.div_ceil(2);
+        }
+    }
+
+    /// Per sub-MSM: (window bits, [window sums..., ones sum]) as XYZZ words.
+    fn msm(
+        &self,
+        curve: Curve,
+        bases: &Chunked,
+        scalars: &FrBuffer,
+        range: Range<usize>,
+        tag: Option<u64>,
+    ) -> Result<Vec<WindowSums>, WgpuError> {
+        let op = format!("msm_{}", curve.prefix());
+        if range.start > range.end || range.end > scalars.len() {
+            return Err(WgpuError::OutOfRange { op, start: range.start, end: range.end, len: scalars.len() });
+        }
+        let n = range.len();
+        if bases.len < n {
+            return Err(WgpuError::LengthMismatch { op, expected: n, got: bases.len });
+        }
+        let step = self.sub_msm_len(curve, n);
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < n {
+            let len = step.min(n - at);
+            out.push(self.sub_msm(curve, &op, bases, at, scalars, range.start + at, len, tag)?);
+            at += len;
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)] // one sub-MSM's whole description; a struct would only rename it
+    fn sub_msm(
+        &self,
+        curve: Curve,
+        op_name: &str,
+        bases: &Chunked,
+        base_offset: usize,
+        scalars: &FrBuffer,
+        scalar_offset: usize,
+        n: usize,
+        tag: Option<u64>,
+    ) -> Result<(u32, Vec<Vec<u32>>), WgpuError> {
+        let plan = Plan::new(n);
+        let xyzz = curve.xyzz();
+        let nb = u64::from(plan.nb);
+        let keys = self.plain("msm keys", plan.entries() * 4)?;
+        let sorted = self.plain("msm sorted", plan.entries() * 4)?;
+        let counts = self.plain("msm counts", nb * 4)?;
+        let cursor = self.plain("msm cursor", nb * 4)?;
+        let offsets = self.plain("msm offsets", (nb + 1) * 4)?;
+        let levels = plan.levels();
+        let mut tasks = Vec::new();
+        for _ in &levels {
+            tasks.push(self.plain("msm tasks", (nb + 1) * 4)?);
+        }
+        let ping = self.plain("msm partials", plan.tasks0() * xyzz.bytes())?;
+        let pong = self.plain("msm partials", plan.tasks0() * xyzz.bytes())?;
+        let win_len = u64::from(plan.nwin * plan.segments + 1);
+        let wa = self.plain("msm windows", win_len * xyzz.bytes())?;
+        let wb = self.plain("msm windows", win_len * xyzz.bytes())?;
+        let dummy_bases = self.dummy(curve.affine())?;
+        let prog = self.program(curve);
+
+        let digits = self.kernel(Module::MsmSort, "digits")?;
+        let scatter = self.kernel(Module::MsmSort, "scatter")?;
+        let scan = self.kernel(Module::Scan, "scan")?;
+        let bucket = Module::MsmBucket(curve);
+        let acc_bases = self.kernel(bucket, "accumulate_bases")?;
+        let acc_partials = self.kernel(bucket, "accumulate_partials")?;
+        let reduce = self.kernel(bucket, "window_reduce")?;
+        let sum_groups = self.kernel(bucket, "sum_groups")?;
+
+        let sort_params =
+            |count: u64| vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, 0, 0];
+        let bucket_params = |t: u32, outputs: u32, group: u32| {
+            vec![
+                t,
+                plan.nb,
+                base_offset as u32,
+                plan.nwin,
+                plan.half,
+                plan.segments,
+                plan.nb - 1,
+                outputs,
+                group,
+                0,
+                0,
+                0,
+            ]
+        };
+
+        let mut op = Op::new(self, tag, Some(op_name));
+        op.encoder.clear_buffer(&counts, 0, None);
+        op.encoder.clear_buffer(&cursor, 0, None);
+        // Phase 1: digits and the histogram.
+        {
+            let g = self.bind(
+                &digits,
+                &sort_params(u64::from(plan.n)),
+                &[
+                    Res::Split(&scalars.0),
+                    Res::Plain(&keys),
+                    Res::Plain(&counts),
+                    Res::Plain(&offsets),
+                    Res::Plain(&sorted),
+                ],
+            )?;
+            let mut pass = op.pass(&format!("{op_name}.digits"));
+            self.dispatch(&mut pass, &digits, &g, u64::from(plan.n))?;
+        }
+        // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
+        {
+            let g_off = self.bind(&scan, &[plan.nb, 0, 1, 0], &[Res::Plain(&counts), Res::Plain(&offsets)])?;
+            let g_scatter = self.bind(
+                &scatter,
+                &sort_params(plan.entries()),
+                &[
+                    Res::Split(&scalars.0),
+                    Res::Plain(&keys),
+                    Res::Plain(&cursor),
+                    Res::Plain(&offsets),
+                    Res::Plain(&sorted),
+                ],
+            )?;
+            let g_tasks =
+                self.bind(&scan, &[plan.nb, 1, levels[0], 0], &[Res::Plain(&offsets), Res::Plain(&tasks[0])])?;
+            let mut pass = op.pass(&format!("{op_name}.sort"));
+            self.dispatch(&mut pass, &scan, &g_off, 256)?;
+            self.dispatch(&mut pass, &scatter, &g_scatter, plan.entries())?;
+            self.dispatch(&mut pass, &scan, &g_tasks, 256)?;
+        }
+        // Phase 3: bucket sums, level by level.
+        let mut bound = plan.tasks0();
+        let (mut pin, mut pout) = (&ping, &pong);
+        {
+            let g0 = self.bind(
+                &acc_bases,
+                &bucket_params(levels[0], 0, 0),
+                &[
+                    Res::Split(bases),
+                    Res::Plain(&sorted),
+                    Res::Plain(&offsets),
+                    Res::Plain(&tasks[0]),
+                    Res::Plain(&pong),
+                    Res::Plain(&ping),
+                    Res::Plain(&prog),
+                ],
+            )?;
+            let mut groups = vec![(acc_bases.clone(), g0, bound)];
+            for level in 1..levels.len() {
+                let t = levels[level];
+                let g_scan =
+                    self.bind(&scan, &[plan.nb, 1, t, 0], &[Res::Plain(&tasks[level - 1]), Res::Plain(&tasks[level])])?;
+                groups.push((scan.clone(), g_scan, 256));
+                bound = bound.div_ceil(u64::from(t)) + nb;
+                let g = self.bind(
+                    &acc_partials,
+                    &bucket_params(t, 0, 0),
+                    &[
+                        Res::Split(&dummy_bases),
+                        Res::Plain(&sorted),
+                        Res::Plain(&tasks[level - 1]),
+                        Res::Plain(&tasks[level]),
+                        Res::Plain(pin),
+                        Res::Plain(pout),
+                        Res::Plain(&prog),
+                    ],
+                )?;
+                groups.push((acc_partials.clone(), g, bound));
+                std::mem::swap(&mut pin, &mut pout);
+            }
+            let mut pass = op.pass(&format!("{op_name}.accumulate"));
+            for (k, g, threads) in &groups {
+                self.dispatch(&mut pass, k, g, *threads)?;
+            }
+        }
+        // Phase 4: per-window reduction. `pin` holds the last level's partials.
+        let last_tasks = &tasks[levels.len() - 1];
+        let mut per_window = plan.segments;
+        let (mut win_in, mut win_out) = (&wa, &wb);
+        {
+            let g = self.bind(
+                &reduce,
+                &bucket_params(0, 0, 0),
+                &[
+                    Res::Split(&dummy_bases),
+                    Res::Plain(&sorted),
+                    Res::Plain(&offsets),
+                    Res::Plain(last_tasks),
+                    Res::Plain(pin),
+                    Res::Plain(&wa),
+                    Res::Plain(&prog),
+                ],
+            )?;
+            let mut groups = vec![(reduce.clone(), g, win_len)];
+            while per_window > 1 {
+                let group = per_window.min(GROUP);
+                per_window /= group;
+                let outputs = plan.nwin * per_window;
+                let g = self.bind(
+                    &sum_groups,
+                    &bucket_params(0, outputs, group),
+                    &[
+                        Res::Split(&dummy_bases),
+                        Res::Plain(&sorted),
+                        Res::Plain(&offsets),
+                        Res::Plain(last_tasks),
+                        Res::Plain(win_in),
+                        Res::Plain(win_out),
+                        Res::Plain(&prog),
+                    ],
+                )?;
+                groups.push((sum_groups.clone(), g, u64::from(outputs)));
+                std::mem::swap(&mut win_in, &mut win_out);
+            }
+            let mut pass = op.pass(&format!("{op_name}.reduce"));
+            for (k, g, threads) in &groups {
+                self.dispatch(&mut pass, k, g, *threads)?;
+            }
+        }
+        op.submit()?;
+        // win_in: the nwin window sums; wa's last entry: the ones bucket.
+        let pb = xyzz.bytes();
+        let words = self.read_back(&[(win_in, 0, u64::from(plan.nwin) * pb), (&wa, (win_len - 1) * pb, pb)])?;
+        let points = words.chunks_exact(xyzz.words()).map(<[u32]>::to_vec).collect();
+        Ok((plan.c, points))
+    }
+}
+
+/// Σ over sub-MSMs of Σ_w 2^(c·w)·W_w + ones.
+fn combine<P: PrimeGroup>(subs: impl Iterator<Item = (u32, Vec<P>)>) -> P {
+    let mut total = P::zero();
+    for (c, points) in subs {
+        let (ones, windows) = points.split_last().map(|(o, w)| (*o, w)).unwrap_or((P::zero(), &[]));
+        let mut acc = P::zero();
+        for w in windows.iter().rev() {
+            for _ in 0..c {
+                acc.double_in_place();
+            }
+            acc += w;
+        }
+        total += acc + ones;
+    }
+    total
+}

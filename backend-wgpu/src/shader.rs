@@ -1,0 +1,461 @@
+//! WGSL modules: composed from the sources in `shaders/` (embedded with `include_str!`) and
+//! from binding declarations generated here, so the host and the shader agree on every
+//! binding by construction.
+//!
+//! - The arithmetic path is chosen by the `mac` primitive the module starts with:
+//!   `wide_int64.wgsl` (SHADER_INT64) or `wide_u32.wgsl` (32-bit only). Everything above it
+//!   is shared.
+//! - Fields are instantiated from one template (`field.wgsl`) with arkworks' constants.
+//! - Large arrays are *split bindings*: [`SPLIT_SLOTS`] storage bindings, each holding
+//!   2^`<name>_log` elements (an override constant set at pipeline creation from the
+//!   adapter's `max_storage_buffer_binding_size`), behind generated `<name>_load` /
+//!   `<name>_store` accessors.
+
+use ark_ff::{BigInteger, PrimeField};
+
+/// How a module multiplies 32-bit limbs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arith {
+    /// 64-bit integer products (`SHADER_INT64`).
+    Int64,
+    /// 32-bit integers only: 16-bit partial products.
+    U32,
+}
+
+impl Arith {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arith::Int64 => "int64",
+            Arith::U32 => "u32",
+        }
+    }
+}
+
+/// Storage bindings per split array: its elements may span up to this many buffers.
+pub const SPLIT_SLOTS: usize = 4;
+
+/// What a storage array holds, element by element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    U32,
+    Fr,
+    G1Affine,
+    G2Affine,
+    G1Xyzz,
+    G2Xyzz,
+}
+
+impl Elem {
+    /// 32-bit words per element.
+    pub const fn words(self) -> usize {
+        match self {
+            Elem::U32 => 1,
+            Elem::Fr => 8,
+            Elem::G1Affine => 24,
+            Elem::G2Affine => 48,
+            Elem::G1Xyzz => 48,
+            Elem::G2Xyzz => 96,
+        }
+    }
+
+    pub const fn bytes(self) -> u64 {
+        self.words() as u64 * 4
+    }
+
+    fn wgsl_type(self) -> &'static str {
+        match self {
+            Elem::U32 => "u32",
+            Elem::Fr => "fr",
+            Elem::G1Affine => "g1_affine",
+            Elem::G2Affine => "g2_affine",
+            Elem::G1Xyzz => "g1_xyzz",
+            Elem::G2Xyzz => "g2_xyzz",
+        }
+    }
+
+    /// The element's limb arrays: (path inside the WGSL value, words), in memory order.
+    fn layout(self) -> Vec<(String, usize)> {
+        let coords: &[&str] = match self {
+            Elem::U32 | Elem::Fr => return vec![(String::new(), self.words())],
+            Elem::G1Affine | Elem::G2Affine => &["x", "y"],
+            Elem::G1Xyzz | Elem::G2Xyzz => &["x", "y", "zz", "zzz"],
+        };
+        let g2 = matches!(self, Elem::G2Affine | Elem::G2Xyzz);
+        coords
+            .iter()
+            .flat_map(|c| {
+                if g2 {
+                    vec![(format!(".{c}.c0"), 12), (format!(".{c}.c1"), 12)]
+                } else {
+                    vec![(format!(".{c}"), 12)]
+                }
+            })
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    ReadWrite,
+    /// `array<atomic<u32>>`
+    Atomic,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One binding; must fit in one (the host checks).
+    Plain,
+    /// [`SPLIT_SLOTS`] bindings of 2^`<name>_log` elements each.
+    Split,
+}
+
+/// One storage array of a module (binding 0 is always the `params` uniform).
+#[derive(Clone, Copy, Debug)]
+pub struct Binding {
+    pub name: &'static str,
+    pub elem: Elem,
+    pub access: Access,
+    pub shape: Shape,
+}
+
+impl Binding {
+    pub fn slots(&self) -> usize {
+        match self.shape {
+            Shape::Plain => 1,
+            Shape::Split => SPLIT_SLOTS,
+        }
+    }
+}
+
+const fn bind(name: &'static str, elem: Elem, access: Access, shape: Shape) -> Binding {
+    Binding { name, elem, access, shape }
+}
+
+/// Which group a curve module is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Curve {
+    G1,
+    G2,
+}
+
+impl Curve {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Curve::G1 => "g1",
+            Curve::G2 => "g2",
+        }
+    }
+    pub fn affine(self) -> Elem {
+        match self {
+            Curve::G1 => Elem::G1Affine,
+            Curve::G2 => Elem::G2Affine,
+        }
+    }
+    pub fn xyzz(self) -> Elem {
+        match self {
+            Curve::G1 => Elem::G1Xyzz,
+            Curve::G2 => Elem::G2Xyzz,
+        }
+    }
+}
+
+/// The kernel modules. Each is one small WGSL module (compiled separately and lazily, so an
+/// NTT never waits for G2's pipelines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Module {
+    Ntt,
+    Pointwise,
+    MsmSort,
+    Scan,
+    MsmBucket(Curve),
+}
+
+impl Module {
+    pub const ALL: [Module; 6] = [
+        Module::Ntt,
+        Module::Pointwise,
+        Module::MsmSort,
+        Module::Scan,
+        Module::MsmBucket(Curve::G1),
+        Module::MsmBucket(Curve::G2),
+    ];
+
+    pub fn name(self) -> String {
+        match self {
+            Module::Ntt => "ntt".into(),
+            Module::Pointwise => "pointwise".into(),
+            Module::MsmSort => "msm_sort".into(),
+            Module::Scan => "scan".into(),
+            Module::MsmBucket(c) => format!("msm_bucket_{}", c.prefix()),
+        }
+    }
+
+    pub fn entry_points(self) -> &'static [&'static str] {
+        match self {
+            Module::Ntt => &["stockham_pass"],
+            Module::Pointwise => &["mul", "sub", "scale", "quotient"],
+            Module::MsmSort => &["digits", "scatter"],
+            Module::Scan => &["scan"],
+            Module::MsmBucket(_) => &["accumulate_bases", "accumulate_partials", "window_reduce", "sum_groups"],
+        }
+    }
+
+    /// The storage arrays, in binding order after the uniform.
+    pub fn bindings(self) -> Vec<Binding> {
+        use Access::*;
+        use Elem::*;
+        use Shape::*;
+        match self {
+            Module::Ntt => {
+                vec![bind("src", Fr, Read, Split), bind("dst", Fr, ReadWrite, Split), bind("tw", Fr, Read, Split)]
+            }
+            Module::Pointwise => {
+                vec![bind("a", Fr, ReadWrite, Split), bind("b", Fr, Read, Split), bind("c", Fr, Read, Split)]
+            }
+            Module::MsmSort => vec![
+                bind("scalars", Fr, Read, Split),
+                bind("keys", U32, ReadWrite, Plain),
+                bind("counts", U32, Atomic, Plain),
+                bind("offsets", U32, Read, Plain),
+                bind("sorted", U32, ReadWrite, Plain),
+            ],
+            Module::Scan => vec![bind("src", U32, Read, Plain), bind("dst", U32, ReadWrite, Plain)],
+            Module::MsmBucket(c) => vec![
+                bind("bases", c.affine(), Read, Split),
+                bind("sorted", U32, Read, Plain),
+                bind("offsets", U32, Read, Plain),
+                bind("tasks", U32, Read, Plain),
+                bind("pin", c.xyzz(), Read, Plain),
+                bind("pout", c.xyzz(), ReadWrite, Plain),
+                bind("prog", U32, Read, Plain),
+            ],
+        }
+    }
+
+    /// The names of the override constants (one per split binding).
+    pub fn overrides(self) -> Vec<String> {
+        self.bindings().iter().filter(|b| b.shape == Shape::Split).map(|b| format!("{}_log", b.name)).collect()
+    }
+
+    fn needs_fq(self) -> Option<Curve> {
+        match self {
+            Module::MsmBucket(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    fn kernel_source(self) -> &'static str {
+        match self {
+            Module::Ntt => include_str!("../../shaders/ntt.wgsl"),
+            Module::Pointwise => include_str!("../../shaders/pointwise.wgsl"),
+            Module::MsmSort => include_str!("../../shaders/msm_sort.wgsl"),
+            Module::Scan => include_str!("../../shaders/scan.wgsl"),
+            Module::MsmBucket(_) => include_str!("../../shaders/msm_bucket.wgsl"),
+        }
+    }
+}
+
+/// The full WGSL text of `module` on arithmetic path `arith`.
+pub fn compose(module: Module, arith: Arith) -> String {
+    let mut s = String::new();
+    s.push_str(match arith {
+        Arith::Int64 => include_str!("../../shaders/wide_int64.wgsl"),
+        Arith::U32 => include_str!("../../shaders/wide_u32.wgsl"),
+    });
+    s.push_str(&field_source::<ark_bls12_381::Fr>("fr"));
+    s.push_str(include_str!("../../shaders/util.wgsl"));
+    if let Some(curve) = module.needs_fq() {
+        s.push_str(&field_source::<ark_bls12_381::Fq>("fq"));
+        s.push_str(&crate::formulas::wgsl(curve));
+        s.push_str(include_str!("../../shaders/vm.wgsl"));
+        s.push_str(&instantiate_curve(include_str!("../../shaders/curve.wgsl"), curve.prefix(), ""));
+    }
+    s.push_str(&bindings_source(&module.bindings()));
+    let kernel = module.kernel_source();
+    match module {
+        Module::MsmBucket(curve) => s.push_str(&instantiate_curve(kernel, curve.prefix(), "")),
+        _ => s.push_str(kernel),
+    }
+    s
+}
+
+fn instantiate_curve(src: &str, prefix: &str, field: &str) -> String {
+    let s = src.replace("CURVE", prefix);
+    if field.is_empty() {
+        s
+    } else {
+        replace_word(&s.replace("FLD_", &format!("{field}_")), "FLD", field)
+    }
+}
+
+/// Replaces whole-word occurrences of `word` (identifier boundaries).
+fn replace_word(src: &str, word: &str, with: &str) -> String {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(src.len());
+    let mut rest = src;
+    while let Some(pos) = rest.find(word) {
+        let before = rest[..pos].chars().next_back();
+        let after = rest[pos + word.len()..].chars().next();
+        out.push_str(&rest[..pos]);
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            out.push_str(word);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[pos + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// 32-bit little-endian limbs of a big integer.
+pub fn limbs32<B: BigInteger>(b: &B) -> Vec<u32> {
+    b.as_ref().iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect()
+}
+
+fn wgsl_u32_list(v: &[u32]) -> String {
+    v.iter().map(|w| format!("0x{w:08x}u")).collect::<Vec<_>>().join(", ")
+}
+
+/// `field.wgsl` instantiated for `F` under `prefix`.
+fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str) -> String {
+    let modulus = limbs32(&F::MODULUS);
+    let limbs = modulus.len();
+    let one = limbs32(&F::ONE.into_bigint_montgomery());
+    // -p^-1 mod 2^32 by Newton's iteration (p is odd).
+    let p0 = modulus[0];
+    let mut inv = 1u32;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
+    }
+    let neg_inv = inv.wrapping_neg();
+    let src = include_str!("../../shaders/field.wgsl")
+        .replace("NLIMBS_PLUS_2", &format!("{}u", limbs + 2))
+        .replace("NLIMBS", &format!("{limbs}u"))
+        .replace("MONT_ONE", &wgsl_u32_list(&one))
+        .replace("MODULUS", &wgsl_u32_list(&modulus))
+        .replace("INV_WORD", &format!("0x{neg_inv:08x}u"));
+    replace_word(&src.replace("FIELD_", &format!("{prefix}_")), "FIELD", prefix)
+}
+
+/// The Montgomery form of a field element (arkworks keeps it internally).
+trait MontgomeryRepr: PrimeField {
+    fn into_bigint_montgomery(self) -> Self::BigInt;
+}
+
+impl<P: ark_ff::FpConfig<N>, const N: usize> MontgomeryRepr for ark_ff::Fp<P, N> {
+    fn into_bigint_montgomery(self) -> Self::BigInt {
+        self.0
+    }
+}
+
+/// Declarations and accessors for a module's bindings.
+fn bindings_source(bindings: &[Binding]) -> String {
+    let mut s = String::new();
+    let mut slot = 1; // 0 is the params uniform
+    for b in bindings {
+        let mode = match b.access {
+            Access::Read => "read",
+            Access::ReadWrite | Access::Atomic => "read_write",
+        };
+        let ty = if b.access == Access::Atomic { "array<atomic<u32>>" } else { "array<u32>" };
+        match b.shape {
+            Shape::Plain => {
+                s.push_str(&format!("@group(0) @binding({slot}) var<storage, {mode}> {}: {ty};\n", b.name));
+                slot += 1;
+                if b.elem != Elem::U32 {
+                    s.push_str(&accessors(b, &[b.name.to_string()], false));
+                }
+            }
+            Shape::Split => {
+                let names: Vec<String> = (0..SPLIT_SLOTS).map(|k| format!("{}_{k}", b.name)).collect();
+                for n in &names {
+                    s.push_str(&format!("@group(0) @binding({slot}) var<storage, {mode}> {n}: {ty};\n"));
+                    slot += 1;
+                }
+                s.push_str(&format!("override {}_log: u32;\n", b.name));
+                s.push_str(&accessors(b, &names, true));
+            }
+        }
+    }
+    s
+}
+
+fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
+    let (name, ty, w) = (b.name, b.elem.wgsl_type(), b.elem.words());
+    let layout = b.elem.layout();
+    let locate = if split {
+        format!("    let chunk = i >> {name}_log;\n    let base = (i & ((1u << {name}_log) - 1u)) * {w}u;\n")
+    } else {
+        format!("    let base = i * {w}u;\n")
+    };
+    let copy = |array: &str, load: bool| -> String {
+        let mut off = 0;
+        let mut out = String::new();
+        for (path, words) in &layout {
+            let (lhs, rhs) = if load {
+                (format!("r{path}[k]"), format!("{array}[base + {off}u + k]"))
+            } else {
+                (format!("{array}[base + {off}u + k]"), format!("r{path}[k]"))
+            };
+            out.push_str(&format!("        for (var k = 0u; k < {words}u; k++) {{ {lhs} = {rhs}; }}\n"));
+            off += words;
+        }
+        out
+    };
+    let dispatch = |load: bool| -> String {
+        if !split {
+            return copy(&arrays[0], load);
+        }
+        let mut out = String::from("    switch chunk {\n");
+        for (k, a) in arrays.iter().enumerate() {
+            let label = if k + 1 == arrays.len() { "default".to_string() } else { format!("case {k}u") };
+            out.push_str(&format!("      {label}: {{\n{}      }}\n", copy(a, load)));
+        }
+        out.push_str("    }\n");
+        out
+    };
+    // Points move between storage and the curve interpreter's registers (vm.wgsl) without
+    // ever being a WGSL value (a 96-word value live across loops and branches is what makes
+    // a driver's compiler slow): limb array k of the element goes to register `reg + k`.
+    if matches!(b.elem, Elem::G1Affine | Elem::G2Affine | Elem::G1Xyzz | Elem::G2Xyzz) {
+        let moves = |array: &str, load: bool| -> String {
+            let mut off = 0;
+            let mut out = String::new();
+            for (k, (_, words)) in layout.iter().enumerate() {
+                let (lhs, rhs) = if load {
+                    (format!("vm[reg + {k}u][k]"), format!("{array}[base + {off}u + k]"))
+                } else {
+                    (format!("{array}[base + {off}u + k]"), format!("vm[reg + {k}u][k]"))
+                };
+                out.push_str(&format!("        for (var k = 0u; k < {words}u; k++) {{ {lhs} = {rhs}; }}\n"));
+                off += words;
+            }
+            out
+        };
+        let wrap = |load: bool| -> String {
+            if !split {
+                return moves(&arrays[0], load);
+            }
+            let mut out = String::from("    switch chunk {\n");
+            for (k, a) in arrays.iter().enumerate() {
+                let label = if k + 1 == arrays.len() { "default".to_string() } else { format!("case {k}u") };
+                out.push_str(&format!("      {label}: {{\n{}      }}\n", moves(a, load)));
+            }
+            out.push_str("    }\n");
+            out
+        };
+        let mut s = format!("fn {name}_to_vm(i: u32, reg: u32) {{\n{locate}{}}}\n", wrap(true));
+        if b.access == Access::ReadWrite {
+            s.push_str(&format!("fn {name}_from_vm(i: u32, reg: u32) {{\n{locate}{}}}\n", wrap(false)));
+        }
+        return s;
+    }
+    let mut s =
+        format!("fn {name}_load(i: u32) -> {ty} {{\n    var r: {ty};\n{locate}{}    return r;\n}}\n", dispatch(true));
+    if b.access == Access::ReadWrite {
+        s.push_str(&format!("fn {name}_store(i: u32, v: {ty}) {{\n    var r = v;\n{locate}{}}}\n", dispatch(false)));
+    }
+    s
+}

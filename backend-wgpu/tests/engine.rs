@@ -1,0 +1,159 @@
+//! What only the engine can show, on a real adapter (lavapipe in CI): bindings split past the
+//! storage-binding limit, dispatches past 65535 workgroups, pipeline creation, typed errors,
+//! timing. Correctness against arkworks on both arithmetic paths is the conformance suite's
+//! (`tests/backend_wgpu.rs` at the workspace root).
+
+use ark_bls12_381::{Fr, G1Projective, G2Projective};
+use ark_ec::{CurveGroup, PrimeGroup, VariableBaseMSM};
+use ark_ff::{FftField, UniformRand};
+use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use g16_wgpu::shader::{Elem, Module, SPLIT_SLOTS};
+use g16_wgpu::{NttKind, Options, WgpuDevice, WgpuError};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+fn open(options: Options) -> Option<WgpuDevice> {
+    match WgpuDevice::open(&options) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if std::env::var("G16_REQUIRE_WGPU").as_deref() == Ok("1") {
+                panic!("wgpu required (G16_REQUIRE_WGPU=1) but unavailable: {e}");
+            }
+            eprintln!("\n!!! SKIPPED: wgpu unavailable: {e} (set G16_REQUIRE_WGPU=1 to make this a failure)\n");
+            None
+        }
+    }
+}
+
+fn rng() -> ChaCha20Rng {
+    let seed: u64 = std::env::var("G16_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    eprintln!("G16_TEST_SEED={seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+fn points<P: CurveGroup + PrimeGroup>(n: usize, rng: &mut ChaCha20Rng) -> Vec<P::Affine> {
+    let p = P::generator() * P::ScalarField::rand(rng);
+    let q = P::generator() * P::ScalarField::rand(rng);
+    let v: Vec<P> = (0..n).map(|i| p + q * P::ScalarField::from(i as u64)).collect();
+    P::normalize_batch(&v)
+}
+
+fn reference_ntt(input: &[Fr], kind: NttKind) -> Vec<Fr> {
+    let d = Radix2EvaluationDomain::<Fr>::new(input.len()).unwrap();
+    let c = d.get_coset(Fr::GENERATOR).unwrap();
+    match kind {
+        NttKind::Forward => d.fft(input),
+        NttKind::Inverse => d.ifft(input),
+        NttKind::CosetForward => c.fft(input),
+        NttKind::CosetInverse => c.ifft(input),
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn arrays_split_over_bindings_past_the_limit() {
+    // 1 MiB bindings: 2^15 Fr, 2^13 G1 and 2^12 G2 bases per buffer; MSM temporaries force
+    // sub-MSMs. The sizes below need 2 to 4 buffers per array.
+    let Some(dev) = open(Options { max_binding_bytes: Some(MIB), ..Default::default() }) else { return };
+    let mut rng = rng();
+    assert_eq!(dev.binding_bytes(), MIB);
+    for log in [16u32, 17] {
+        for kind in [NttKind::Forward, NttKind::CosetInverse] {
+            let input: Vec<Fr> = (0..1usize << log).map(|_| Fr::rand(&mut rng)).collect();
+            let mut buf = dev.upload_fr(&input).unwrap();
+            dev.ntt(&mut buf, kind, "ntt", None).unwrap();
+            assert!(
+                dev.download_fr(&buf).unwrap() == reference_ntt(&input, kind),
+                "{kind:?} of 2^{log} over split bindings"
+            );
+        }
+    }
+    let n = (1 << 13) + 1000;
+    let scalars: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let s = dev.upload_fr(&scalars).unwrap();
+    let g1 = points::<G1Projective>(n, &mut rng);
+    let b1 = dev.upload_g1(&g1).unwrap();
+    assert!(
+        dev.msm_g1(&b1, &s, 0..n, None).unwrap() == G1Projective::msm_unchecked(&g1, &scalars),
+        "G1 over split bindings"
+    );
+    let m = (1 << 12) + 300;
+    let g2 = points::<G2Projective>(m, &mut rng);
+    let b2 = dev.upload_g2(&g2).unwrap();
+    let range = n - m..n;
+    assert!(
+        dev.msm_g2(&b2, &s, range.clone(), None).unwrap() == G2Projective::msm_unchecked(&g2, &scalars[range]),
+        "G2 over split bindings"
+    );
+    // Past SPLIT_SLOTS buffers: a typed error, not a panic.
+    let too_many = dev.max_elements(Elem::Fr) as usize + 1;
+    assert!(matches!(dev.alloc_fr(too_many), Err(WgpuError::TooLarge { .. })));
+    assert_eq!(dev.max_elements(Elem::Fr), (MIB / 32) * SPLIT_SLOTS as u64);
+}
+
+#[test]
+fn dispatches_past_65535_workgroups_use_two_dimensions() {
+    let Some(dev) = open(Options::default()) else { return };
+    let limit = dev.limits().max_compute_workgroups_per_dimension as usize;
+    // One thread per element, 64 per workgroup: a few workgroups more than one dimension holds.
+    let n = limit * 64 + 5 * 64 + 3;
+    let mut rng = rng();
+    let host: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+    let k = Fr::rand(&mut rng);
+    let mut buf = dev.upload_fr(&host).unwrap();
+    dev.scale(&mut buf, k, None).unwrap();
+    let got = dev.download_fr(&buf).unwrap();
+    // Every element, the last workgroups' included.
+    assert!(got.iter().zip(&host).all(|(g, h)| *g == *h * k), "scale over {n} elements");
+}
+
+#[test]
+fn every_pipeline_compiles_and_reports_its_time() {
+    let Some(dev) = open(Options::default()) else { return };
+    let ms = dev.prepare_all_pipelines().unwrap();
+    eprintln!("{}: all pipelines in {ms:.0} ms ({:?} path)", dev.adapter().name, dev.arith());
+    let times = dev.pipeline_times();
+    for m in Module::ALL {
+        assert!(times.iter().any(|(name, t)| *name == m.name() && *t > 0.0), "{} in {times:?}", m.name());
+    }
+}
+
+#[test]
+fn bad_input_gives_typed_errors() {
+    let Some(dev) = open(Options::default()) else { return };
+    for n in [0usize, 1, 3, 12] {
+        let mut buf = dev.upload_fr(&vec![Fr::from(1u64); n]).unwrap();
+        assert!(matches!(dev.ntt(&mut buf, NttKind::Forward, "ntt", None), Err(WgpuError::NttSize { .. })), "{n}");
+    }
+    let s = dev.upload_fr(&[Fr::from(2u64); 8]).unwrap();
+    let b = dev.upload_g1(&points::<G1Projective>(4, &mut rng())).unwrap();
+    assert!(matches!(dev.msm_g1(&b, &s, 0..8, None), Err(WgpuError::LengthMismatch { .. })));
+    assert!(matches!(dev.msm_g1(&b, &s, 6..10, None), Err(WgpuError::OutOfRange { .. })));
+    let mut a = dev.upload_fr(&[Fr::from(2u64); 8]).unwrap();
+    let short = dev.upload_fr(&[Fr::from(2u64); 7]).unwrap();
+    assert!(matches!(dev.mul_assign(&mut a, &short, None), Err(WgpuError::LengthMismatch { .. })));
+}
+
+#[test]
+fn device_spans_are_tagged_ordered_and_on_the_host_clock() {
+    let Some(dev) = open(Options::default()) else { return };
+    let before = Options::default().clock;
+    let t0 = before();
+    let mut buf = dev.upload_fr(&vec![Fr::from(3u64); 1 << 12]).unwrap();
+    dev.ntt(&mut buf, NttKind::Forward, "ntt", Some(7)).unwrap();
+    dev.ntt(&mut buf, NttKind::Inverse, "ntt_inverse", Some(8)).unwrap();
+    dev.synchronize().unwrap();
+    let t1 = before();
+    let spans = dev.drain_spans().unwrap();
+    let ntt: Vec<_> = spans.iter().filter(|s| s.name.starts_with("ntt")).collect();
+    assert_eq!(ntt.len(), 2, "{spans:?}");
+    assert_eq!((ntt[0].tag, ntt[1].tag), (Some(7), Some(8)));
+    for s in &ntt {
+        assert!(s.start_ns <= s.end_ns);
+        // Within the host window that enclosed the work, up to the calibration's error bound.
+        assert!(s.start_ns + s.error_bound_ns >= t0 && s.end_ns <= t1 + s.error_bound_ns, "{s:?} not in [{t0}, {t1}]");
+    }
+    assert!(ntt[0].end_ns <= ntt[1].start_ns + ntt[1].error_bound_ns, "queued in order, run in order");
+    assert!(dev.drain_spans().unwrap().is_empty(), "drain empties");
+}

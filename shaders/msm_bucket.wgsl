@@ -1,0 +1,208 @@
+// MSM, phase 2: bucket sums, and their reduction to one sum per window, for one group
+// (instantiated as g1 and g2: CURVE, FLD).
+//
+// Bucket sums in levels, so an oversized bucket (the ones bucket of a bit witness, a
+// skewed scalar distribution) is split over many threads instead of serialising one:
+// level 0 cuts every bucket's sorted entries into tasks of at most t bases; each task is
+// one thread, adding its bases (mixed additions into XYZZ) into one partial sum. The
+// partials of a bucket lie contiguously, so level k+1 cuts them again into tasks of t
+// partials, until every bucket has at most one. A task finds its bucket by binary search
+// in the task offsets (a prefix sum, scan.wgsl).
+//
+// Then each window's buckets are reduced Σ_k (k+1)·S_k by running sums over segments of
+// the window, one thread per segment, and the segment results are summed in groups.
+
+struct Params {
+    // accumulate: task size, bucket count, base offset of this launch's first scalar.
+    t: u32,
+    nb: u32,
+    base_offset: u32,
+    // window_reduce: windows, buckets per window (B), segments per window, bucket of the ones.
+    nwin: u32,
+    half_buckets: u32,
+    segments: u32,
+    ones_bucket: u32,
+    // sum_groups: outputs, and inputs per output.
+    outputs: u32,
+    group: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+
+const SIGN: u32 = 0x80000000u;
+
+// The bucket whose tasks include task t: the largest b with tasks[b] <= t.
+fn bucket_of_task(t: u32) -> u32 {
+    var lo = 0u;
+    var hi = params.nb;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) >> 1u;
+        if (tasks[mid] <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// Register slots of the points (curve.wgsl), as register indices.
+const P_REG: u32 = 0u;
+const Q_REG: u32 = 4u * CURVE_W;
+// window_reduce's running sums, in the spare slots.
+const ACC: u32 = 12u;
+const TOTAL: u32 = 16u;
+
+@compute @workgroup_size(64)
+fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = thread_index(gid, groups);
+    if (t >= tasks[params.nb]) {
+        return;
+    }
+    let b = bucket_of_task(t);
+    let start = offsets[b] + (t - tasks[b]) * params.t;
+    let end = min(offsets[b + 1u], start + params.t);
+    CURVE_set_identity(0u);
+    for (var e = start; e < end; e++) {
+        let v = sorted[e];
+        bases_to_vm(params.base_offset + (v & ~SIGN), Q_REG);
+        if ((v & SIGN) != 0u) {
+            CURVE_neg_at(5u);
+        }
+        CURVE_add_affine();
+    }
+    pout_from_vm(t, P_REG);
+}
+
+@compute @workgroup_size(64)
+fn accumulate_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = thread_index(gid, groups);
+    if (t >= tasks[params.nb]) {
+        return;
+    }
+    let b = bucket_of_task(t);
+    let start = offsets[b] + (t - tasks[b]) * params.t;
+    let end = min(offsets[b + 1u], start + params.t);
+    CURVE_set_identity(0u);
+    for (var e = start; e < end; e++) {
+        pin_to_vm(e, Q_REG);
+        CURVE_add();
+    }
+    pout_from_vm(t, P_REG);
+}
+
+// Bucket b's sum after the last level (its single partial, or the identity) into slot `coord`.
+fn bucket_sum_to(b: u32, coord: u32) {
+    if (tasks[b + 1u] > tasks[b]) {
+        pin_to_vm(tasks[b], coord * CURVE_W);
+    } else {
+        CURVE_set_identity(coord);
+    }
+}
+
+// Thread (w, s): Σ_{k in segment s of window w} (k+1)·S_k, by a running sum from the top
+// (acc = Σ_{k' ≥ k} S_k', total += acc gives Σ (k − lo + 1)·S_k), plus lo·acc by
+// double-and-add (a doubling is P += P). Thread nwin·segments copies the ones bucket's sum
+// to the end of the output.
+//
+// Written as a little state machine around a single CURVE_add call: drivers inline every
+// call, and each inlined addition is a whole interpreter loop to compile.
+const STEP_ACC: u32 = 0u; // acc += S_k
+const STEP_TOTAL: u32 = 1u; // total += acc
+const STEP_DOUBLE: u32 = 2u; // P += P
+const STEP_ADD_ACC: u32 = 3u; // P += acc
+const STEP_FINAL: u32 = 4u; // P += total
+const STEP_DONE: u32 = 5u;
+
+@compute @workgroup_size(64)
+fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = thread_index(gid, groups);
+    let segs = params.segments;
+    if (i > params.nwin * segs) {
+        return;
+    }
+    if (i == params.nwin * segs) {
+        bucket_sum_to(params.ones_bucket, 0u);
+        pout_from_vm(i, P_REG);
+        return;
+    }
+    let w = i / segs;
+    let s = i % segs;
+    let len = params.half_buckets / segs;
+    let lo = s * len;
+    CURVE_set_identity(ACC);
+    CURVE_set_identity(TOTAL);
+    var k = lo + len;
+    var bit = 31i - i32(countLeadingZeros(lo));
+    var step = STEP_ACC;
+    loop {
+        // Set up P and Q for this step's addition.
+        if (step == STEP_ACC) {
+            if (k == lo) {
+                // The running sums are done: P = lo·acc + total from here on.
+                CURVE_set_identity(0u);
+                if (bit < 0i) {
+                    step = STEP_FINAL;
+                } else {
+                    step = STEP_DOUBLE;
+                }
+            } else {
+                bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
+                CURVE_copy(0u, ACC, 4u);
+            }
+        } else if (step == STEP_TOTAL) {
+            CURVE_copy(0u, TOTAL, 4u);
+            CURVE_copy(4u, ACC, 4u);
+        }
+        if (step == STEP_DOUBLE) {
+            CURVE_copy(4u, 0u, 4u);
+        } else if (step == STEP_ADD_ACC) {
+            CURVE_copy(4u, ACC, 4u);
+        } else if (step == STEP_FINAL) {
+            CURVE_copy(4u, TOTAL, 4u);
+        }
+        CURVE_add();
+        // Store the result and move on.
+        if (step == STEP_ACC) {
+            CURVE_copy(ACC, 0u, 4u);
+            step = STEP_TOTAL;
+        } else if (step == STEP_TOTAL) {
+            CURVE_copy(TOTAL, 0u, 4u);
+            k -= 1u;
+            step = STEP_ACC;
+        } else if (step == STEP_DOUBLE && ((lo >> u32(bit)) & 1u) == 1u) {
+            step = STEP_ADD_ACC;
+        } else if (step == STEP_DOUBLE || step == STEP_ADD_ACC) {
+            bit -= 1i;
+            if (bit < 0i) {
+                step = STEP_FINAL;
+            } else {
+                step = STEP_DOUBLE;
+            }
+        } else {
+            step = STEP_DONE;
+        }
+        if (step == STEP_DONE) {
+            break;
+        }
+    }
+    pout_from_vm(i, P_REG);
+}
+
+// out[i] = Σ in[i·group .. (i+1)·group].
+@compute @workgroup_size(64)
+fn sum_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = thread_index(gid, groups);
+    if (i >= params.outputs) {
+        return;
+    }
+    CURVE_set_identity(0u);
+    for (var e = i * params.group; e < (i + 1u) * params.group; e++) {
+        pin_to_vm(e, Q_REG);
+        CURVE_add();
+    }
+    pout_from_vm(i, P_REG);
+}
