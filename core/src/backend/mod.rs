@@ -356,9 +356,7 @@ pub fn open_device(kind: BackendKind, ordinal: usize) -> Result<AnyBackend, Back
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         BackendKind::Cuda => Ok(AnyBackend::Cuda(CudaBackend::open(ordinal)?)),
         // The wgpu issue replaces this arm with its backend.
-        BackendKind::Wgpu => {
-            Err(BackendError::Unavailable { backend: kind, reason: "not built yet".to_string() })
-        }
+        BackendKind::Wgpu => Err(BackendError::Unavailable { backend: kind, reason: "not built yet".to_string() }),
         BackendKind::Auto => open_first_available(ordinal),
     }
 }
