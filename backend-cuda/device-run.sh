@@ -23,6 +23,10 @@ prepare() {
     | python3 -c 'import json,sys; print([j["executable"] for j in map(json.loads, sys.stdin) if j.get("executable") and "backend_cuda" in j["executable"]][-1])')"
   mkdir -p "$dest"
   rm -rf "$dest/cache"
+  # NVRTC here: the pip wheel's (as CI), unless LD_LIBRARY_PATH already finds one.
+  local wheel
+  wheel="$(python3 -c "import nvidia, os; print(os.path.join(os.path.dirname(nvidia.__path__[0]), 'nvidia', 'cu13', 'lib'))" 2>/dev/null)"
+  export LD_LIBRARY_PATH="${wheel}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   G16_CACHE_DIR="$dest/cache" cargo run --release -q -p g16-cuda --example fill_cache -- sm_90 || exit 1
   cp target/release/g16 "$dest/g16" && cp "$test_bin" "$dest/backend_cuda" && strip "$dest/g16" "$dest/backend_cuda"
   cp "$HERE/device-run.sh" "$dest/device-run.sh"
