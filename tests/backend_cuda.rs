@@ -26,9 +26,7 @@ fn large() -> bool {
 
 /// A hash circuit's witness: mostly 0 and 1, a few full-width values.
 fn bit_heavy(n: usize, rng: &mut rand_chacha::ChaCha20Rng) -> Vec<Fr> {
-    (0..n)
-        .map(|i| if i % 13 == 7 { Fr::rand(rng) } else { Fr::from(u64::rand(rng) & 1) })
-        .collect()
+    (0..n).map(|i| if i % 13 == 7 { Fr::rand(rng) } else { Fr::from(u64::rand(rng) & 1) }).collect()
 }
 
 #[test]
@@ -41,7 +39,8 @@ fn ones_split_on_and_off_agree_with_arkworks() {
     let scalars = bit_heavy(n, &mut rng);
     let want = G1Projective::msm_unchecked(&bases, &scalars);
     let want2 = G2Projective::msm_unchecked(&g2, &scalars[..n / 16]);
-    let (db, dg2, ds) = (b.upload_g1_bases(&bases).unwrap(), b.upload_g2_bases(&g2).unwrap(), b.upload_scalars(&scalars).unwrap());
+    let (db, dg2, ds) =
+        (b.upload_g1_bases(&bases).unwrap(), b.upload_g2_bases(&g2).unwrap(), b.upload_scalars(&scalars).unwrap());
     for split in [true, false] {
         b.engine().set_ones_split(split);
         assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want, "G1, split {split}");
@@ -110,7 +109,10 @@ fn msm_phases_are_timed_inside_their_host_span() {
         assert_eq!(s.parent, Some(id), "{phase}");
         assert_eq!(s.device, "cuda:0");
         let slack = s.error_bound_ns + 1_000;
-        assert!(s.start_ns + slack >= host_start && s.end_ns <= host_end + slack, "{phase} outside its host span: {s:?}");
+        assert!(
+            s.start_ns + slack >= host_start && s.end_ns <= host_end + slack,
+            "{phase} outside its host span: {s:?}"
+        );
         assert!(s.end_ns > s.start_ns, "{phase} has length: {s:?}");
     }
 }

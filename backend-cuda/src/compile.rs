@@ -58,8 +58,11 @@ fn options(arch: &str) -> Vec<String> {
 /// Compiles `program` for `arch` (`sm_90`, …) to CUBIN; a compile error carries NVRTC's log.
 pub fn compile(program: &Program, arch: &str) -> Result<Vec<u8>, CudaError> {
     require_nvrtc()?;
-    let source = CString::new(program.source.as_bytes())
-        .map_err(|_| CudaError::Compile { program: program.name, arch: arch.into(), log: "NUL byte in source".into() })?;
+    let source = CString::new(program.source.as_bytes()).map_err(|_| CudaError::Compile {
+        program: program.name,
+        arch: arch.into(),
+        log: "NUL byte in source".into(),
+    })?;
     let name = CString::new(format!("{}.cu", program.name)).unwrap_or_default();
     let prog = result::create_program(&source, Some(&name))
         .map_err(|e| CudaError::Unavailable(format!("nvrtcCreateProgram failed: {e:?}")))?;
@@ -75,14 +78,16 @@ pub fn compile(program: &Program, arch: &str) -> Result<Vec<u8>, CudaError> {
     }
     let mut size = 0usize;
     // SAFETY: the program compiled; `size` is valid for writes.
-    unsafe { sys::nvrtcGetCUBINSize(guard.0, &mut size) }
-        .result()
-        .map_err(|e| CudaError::Compile { program: program.name, arch: arch.into(), log: format!("no CUBIN: {e:?}") })?;
+    unsafe { sys::nvrtcGetCUBINSize(guard.0, &mut size) }.result().map_err(|e| CudaError::Compile {
+        program: program.name,
+        arch: arch.into(),
+        log: format!("no CUBIN: {e:?}"),
+    })?;
     let mut cubin = vec![0u8; size];
     // SAFETY: `cubin` holds exactly the `size` bytes NVRTC reported.
-    unsafe { sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
-        .result()
-        .map_err(|e| CudaError::Compile { program: program.name, arch: arch.into(), log: format!("no CUBIN: {e:?}") })?;
+    unsafe { sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }.result().map_err(|e| {
+        CudaError::Compile { program: program.name, arch: arch.into(), log: format!("no CUBIN: {e:?}") }
+    })?;
     Ok(cubin)
 }
 

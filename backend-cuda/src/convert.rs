@@ -74,7 +74,12 @@ pub fn g2_to_words(p: &G2Affine, out: &mut [u32]) {
 }
 
 /// (X/ZZ, Y/ZZZ), or the identity when ZZ = 0.
-fn xyzz_to_affine<C: SWCurveConfig>(x: C::BaseField, y: C::BaseField, zz: C::BaseField, zzz: C::BaseField) -> Affine<C> {
+fn xyzz_to_affine<C: SWCurveConfig>(
+    x: C::BaseField,
+    y: C::BaseField,
+    zz: C::BaseField,
+    zzz: C::BaseField,
+) -> Affine<C> {
     match (zz.inverse(), zzz.inverse()) {
         (Some(zz_inv), Some(zzz_inv)) => Affine::new_unchecked(x * zz_inv, y * zzz_inv),
         _ => Affine::identity(),
@@ -96,7 +101,12 @@ pub fn g2_xyzz_from_words(w: &[u32]) -> Option<G2Projective> {
 }
 
 /// (X, Y, ZZ, ZZZ) as Jacobian (X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ): the same point, no inversion.
-fn xyzz_to_jacobian<C: SWCurveConfig>(x: C::BaseField, y: C::BaseField, zz: C::BaseField, zzz: C::BaseField) -> Projective<C> {
+fn xyzz_to_jacobian<C: SWCurveConfig>(
+    x: C::BaseField,
+    y: C::BaseField,
+    zz: C::BaseField,
+    zzz: C::BaseField,
+) -> Projective<C> {
     if zz.is_zero() {
         return Projective::zero();
     }

@@ -242,7 +242,9 @@ impl CudaDevice {
         // SAFETY: the memory is written (by a copy, a memset or a kernel) before it is read;
         // every caller fills what it allocates.
         unsafe { self.stream.alloc::<u32>(words.max(1)) }.map_err(|e| match CudaError::driver(what, e) {
-            CudaError::OutOfMemory { what, available, .. } => CudaError::OutOfMemory { what, requested: bytes, available },
+            CudaError::OutOfMemory { what, available, .. } => {
+                CudaError::OutOfMemory { what, requested: bytes, available }
+            }
             other => other,
         })
     }
@@ -328,8 +330,10 @@ impl CudaDevice {
             let items = chunk_items.min(len - done);
             let words = items * per;
             // SAFETY: the source range lies inside `src`; `host` holds at least `words` words.
-            unsafe { cu::memcpy_dtoh_async(&mut host[..words], base + (done * per * 4) as u64, self.stream.cu_stream()) }
-                .map_err(during("copying from the device"))?;
+            unsafe {
+                cu::memcpy_dtoh_async(&mut host[..words], base + (done * per * 4) as u64, self.stream.cu_stream())
+            }
+            .map_err(during("copying from the device"))?;
             self.stream.synchronize().map_err(during("waiting for a copy from the device"))?;
             out.par_extend(host[..words].par_chunks(per).map(&convert));
             done += items;

@@ -44,7 +44,7 @@ const ONES_BLOCKS: u32 = 64;
 impl MsmPlan {
     pub fn new(n: usize) -> MsmPlan {
         let log = usize::BITS - n.max(1).leading_zeros(); // ⌈log2⌉ or one more
-        // `G16_CUDA_MSM_WINDOW` overrides the width (4..=20), for tuning experiments.
+                                                          // `G16_CUDA_MSM_WINDOW` overrides the width (4..=20), for tuning experiments.
         let forced = std::env::var("G16_CUDA_MSM_WINDOW").ok().and_then(|v| v.parse::<u32>().ok());
         let c = forced.unwrap_or_else(|| log.saturating_sub(6)).clamp(4, MAX_WINDOW);
         let windows = 256u32.div_ceil(c);
@@ -79,7 +79,7 @@ const G1: Curve = Curve {
     span: "msm_g1",
     accumulate: "g1_accumulate",
     big_pieces: "g1_big_pieces",
-        big_combine: "g1_big_combine",
+    big_combine: "g1_big_combine",
     bucket_reduce: "g1_bucket_reduce",
     window_fold: "g1_window_fold",
     ones_sum: "g1_ones_sum",
@@ -91,7 +91,7 @@ const G2: Curve = Curve {
     span: "msm_g2",
     accumulate: "g2_accumulate",
     big_pieces: "g2_big_pieces",
-        big_combine: "g2_big_combine",
+    big_combine: "g2_big_combine",
     bucket_reduce: "g2_bucket_reduce",
     window_fold: "g2_window_fold",
     ones_sum: "g2_ones_sum",
@@ -100,7 +100,12 @@ const G2: Curve = Curve {
 };
 
 impl CudaDevice {
-    pub fn msm_g1(&self, bases: &G1Buffer, scalars: ScalarsRef<'_>, tag: Option<u64>) -> Result<G1Projective, CudaError> {
+    pub fn msm_g1(
+        &self,
+        bases: &G1Buffer,
+        scalars: ScalarsRef<'_>,
+        tag: Option<u64>,
+    ) -> Result<G1Projective, CudaError> {
         let Some((plan, words)) = self.msm(&G1, "msm_g1", self.ptr(&bases.data), bases.len, scalars, tag)? else {
             return Ok(G1Projective::zero());
         };
@@ -108,7 +113,12 @@ impl CudaDevice {
         combine(&plan, &sums)
     }
 
-    pub fn msm_g2(&self, bases: &G2Buffer, scalars: ScalarsRef<'_>, tag: Option<u64>) -> Result<G2Projective, CudaError> {
+    pub fn msm_g2(
+        &self,
+        bases: &G2Buffer,
+        scalars: ScalarsRef<'_>,
+        tag: Option<u64>,
+    ) -> Result<G2Projective, CudaError> {
         let Some((plan, words)) = self.msm(&G2, "msm_g2", self.ptr(&bases.data), bases.len, scalars, tag)? else {
             return Ok(G2Projective::zero());
         };
@@ -263,7 +273,13 @@ impl CudaDevice {
                 curve.bucket_reduce,
                 threads.div_ceil(64),
                 64,
-                &[Arg::Ptr(sums_p), Arg::U32(plan.windows), Arg::U32(plan.half), Arg::U32(plan.segments), Arg::Ptr(segs_p)],
+                &[
+                    Arg::Ptr(sums_p),
+                    Arg::U32(plan.windows),
+                    Arg::U32(plan.half),
+                    Arg::U32(plan.segments),
+                    Arg::Ptr(segs_p),
+                ],
             )?;
             self.launch(
                 curve.window_fold,
@@ -391,7 +407,7 @@ mod tests {
             let p = MsmPlan::new(1 << log);
             assert!(p.c * p.windows >= 256, "{p:?}");
             assert_eq!(p.half, 1 << (p.c - 1));
-            assert!(p.segments <= p.half && p.half % p.segments == 0, "{p:?}");
+            assert!(p.segments <= p.half && p.half / p.segments * p.segments == p.half, "{p:?}");
             assert!((p.n as u64) * u64::from(p.windows) < 1 << 31, "{p:?}");
         }
     }

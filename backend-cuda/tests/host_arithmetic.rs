@@ -74,7 +74,9 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         if std::env::var("G16_REQUIRE_CXX").as_deref() == Ok("1") {
             panic!("a C++ compiler is required (G16_REQUIRE_CXX=1) but none of $CXX, c++, g++, clang++ runs");
         }
-        eprintln!("\n!!! SKIPPED: no C++ compiler for the host-emulated kernel arithmetic (set G16_REQUIRE_CXX=1 to fail)\n");
+        eprintln!(
+            "\n!!! SKIPPED: no C++ compiler for the host-emulated kernel arithmetic (set G16_REQUIRE_CXX=1 to fail)\n"
+        );
         return;
     };
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host_arithmetic");
@@ -136,7 +138,14 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         let (m, s) = (u * v, u.square());
         expected.extend([m.c0, m.c1, s.c0, s.c1].iter().map(fq_words));
         let (pp, qp) = (p.into_group(), q.into_group());
-        points.push(vec![pp + qp, pp + pp, pp + pp, pp * Fr::from(3u64) - qp, G1Projective::zero(), pp * Fr::from(4u64)]);
+        points.push(vec![
+            pp + qp,
+            pp + pp,
+            pp + pp,
+            pp * Fr::from(3u64) - qp,
+            G1Projective::zero(),
+            pp * Fr::from(4u64),
+        ]);
     }
 
     let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
@@ -144,9 +153,26 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
     let out = child.wait_with_output().expect("harness output");
     assert!(out.status.success(), "harness failed");
     let text = String::from_utf8(out.stdout).expect("utf8");
-    let mut lines = text.lines().map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
-    let names = ["Fr mul", "Fr add", "Fr sub", "Fr from_montgomery", "Fq mul", "Fq add", "Fq sub", "Fq sqr", "Fq neg", "Fq2 mul c0", "Fq2 mul c1", "Fq2 sqr c0", "Fq2 sqr c1"];
-    let point_names = ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
+    let mut lines = text
+        .lines()
+        .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
+    let names = [
+        "Fr mul",
+        "Fr add",
+        "Fr sub",
+        "Fr from_montgomery",
+        "Fq mul",
+        "Fq add",
+        "Fq sub",
+        "Fq sqr",
+        "Fq neg",
+        "Fq2 mul c0",
+        "Fq2 mul c1",
+        "Fq2 sqr c0",
+        "Fq2 sqr c1",
+    ];
+    let point_names =
+        ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
     for c in 0..cases as usize {
         for (i, name) in names.iter().enumerate() {
             let got = lines.next().expect("output line");

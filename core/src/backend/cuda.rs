@@ -16,7 +16,8 @@ use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 pub struct CudaBackend {
     id: BackendId,
-    device: CudaDevice,
+    /// Boxed: the engine is large and `AnyBackend`'s variants should stay alike in size.
+    device: Box<CudaDevice>,
     /// The device's name on the timeline: one trace lane per device (`cuda:0`).
     lane: String,
 }
@@ -48,7 +49,7 @@ impl CudaBackend {
             }
             other => map_err(other),
         })?;
-        Ok(CudaBackend { id: BackendId::fresh(), device, lane: format!("cuda:{ordinal}") })
+        Ok(CudaBackend { id: BackendId::fresh(), device: Box::new(device), lane: format!("cuda:{ordinal}") })
     }
 
     /// The engine, for what the trait does not cover (the 0/1 split switch, its info).
@@ -69,10 +70,7 @@ impl CudaBackend {
     }
 }
 
-fn scalars_ref<'a>(
-    backend: &CudaBackend,
-    scalars: &'a Scalars<'a>,
-) -> Result<ScalarsRef<'a>, BackendError> {
+fn scalars_ref<'a>(backend: &CudaBackend, scalars: &'a Scalars<'a>) -> Result<ScalarsRef<'a>, BackendError> {
     Ok(match scalars {
         Scalars::Host(s) => ScalarsRef::Host(s),
         Scalars::Device(buf, range) => ScalarsRef::Device(backend.fr(buf)?, range),
