@@ -3,12 +3,14 @@
 #
 # That machine has no Rust: build here first, then carry the binaries in .device/:
 #
-#   cargo build --release --bin g16 -p g16-wgpu --example pipelines
+#   cargo build --release --bin g16
+#   cargo build --release -p g16-wgpu --example pipelines --example first_run
 #   cargo test --release --test backend_wgpu --no-run            # prints the test binary's path
 #   cargo test --release -p g16-wgpu --test engine --no-run       # likewise
 #   mkdir -p .device
 #   cp target/release/g16                            .device/g16
 #   cp target/release/examples/pipelines             .device/wgpu_pipelines
+#   cp target/release/examples/first_run             .device/wgpu_first_run
 #   cp target/release/deps/backend_wgpu-<hash>       .device/backend_wgpu
 #   cp target/release/deps/engine-<hash>             .device/wgpu_engine
 #
@@ -47,6 +49,7 @@ setup() {
         echo "== pipelines $path (cold: no pipeline cache, no driver cache)"
         G16_NO_PIPELINE_CACHE=1 __GL_SHADER_DISK_CACHE=0 .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
         echo "== pipelines $path (pipeline cache)"; .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
+        echo "== first and second runs $path"; .device/wgpu_first_run 1000000 $path | tee -a "$OUT/first_run.txt"
     done
 }
 
