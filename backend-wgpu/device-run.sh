@@ -49,7 +49,7 @@ setup() {
         echo "== pipelines $path (cold: no pipeline cache, no driver cache)"
         G16_NO_PIPELINE_CACHE=1 __GL_SHADER_DISK_CACHE=0 .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
         echo "== pipelines $path (pipeline cache)"; .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
-        echo "== first and second runs $path"; .device/wgpu_first_run 1000000 $path | tee -a "$OUT/first_run.txt"
+        echo "== first and second runs $path"; .device/wgpu_first_run 262144 $path | tee -a "$OUT/first_run.txt"
     done
 }
 
