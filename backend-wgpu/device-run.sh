@@ -56,8 +56,10 @@ setup() {
 conformance() {
     # Large sizes: NTT to 2^24, MSM G1 to 2^24, G2 to 2^20, proofs to 2^16; both paths
     # (the u32_path module forces 32-bit limbs). One test at a time: each holds GiBs.
-    G16_CONFORMANCE=large .device/backend_wgpu --test-threads 1 2>&1 | tee "$OUT/conformance.txt"
-    .device/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
+    # A test-name filter as the second argument splits the run over calls if it needs more than
+    # 10 minutes (e.g. `conformance msm_g1`, `conformance u32_path`).
+    G16_CONFORMANCE=large .device/backend_wgpu --test-threads 1 ${FILTER:-} 2>&1 | tee -a "$OUT/conformance.txt"
+    [ -z "${FILTER:-}" ] && .device/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
 }
 
 bench() {
@@ -75,6 +77,7 @@ prove() {
 }
 
 loaders
+FILTER=${2:-}
 case "${1:-all}" in
     setup) setup ;;
     conformance) conformance ;;
