@@ -3,12 +3,14 @@
 #
 # That machine has no Rust: build here first, then carry the binaries in .device/:
 #
-#   cargo build --release --bin g16 -p g16-wgpu --example pipelines
+#   cargo build --release --bin g16
+#   cargo build --release -p g16-wgpu --example pipelines --example first_run
 #   cargo test --release --test backend_wgpu --no-run            # prints the test binary's path
 #   cargo test --release -p g16-wgpu --test engine --no-run       # likewise
 #   mkdir -p .device
 #   cp target/release/g16                            .device/g16
 #   cp target/release/examples/pipelines             .device/wgpu_pipelines
+#   cp target/release/examples/first_run             .device/wgpu_first_run
 #   cp target/release/deps/backend_wgpu-<hash>       .device/backend_wgpu
 #   cp target/release/deps/engine-<hash>             .device/wgpu_engine
 #
@@ -25,7 +27,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/g16-out}
 mkdir -p "$OUT"
-export G16_REQUIRE_WGPU=1 G16_CACHE_DIR="$OUT/cache" RUST_BACKTRACE=1
+# Keys and the pipeline cache stay off $OUT (a 2^20 key is hundreds of MB).
+export G16_REQUIRE_WGPU=1 G16_CACHE_DIR=/tmp/g16-cache RUST_BACKTRACE=1
 
 loaders() {
     if ! ldconfig -p | grep -q libvulkan; then
@@ -43,16 +46,20 @@ setup() {
     .device/g16 devices | tee "$OUT/devices.txt"
     # Pipeline creation, cold (no pipeline cache yet), then warm (the cache written by the first).
     for path in "" --u32; do
-        echo "== pipelines $path (cold)"; G16_NO_PIPELINE_CACHE=1 .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
+        echo "== pipelines $path (cold: no pipeline cache, no driver cache)"
+        G16_NO_PIPELINE_CACHE=1 __GL_SHADER_DISK_CACHE=0 .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
         echo "== pipelines $path (pipeline cache)"; .device/wgpu_pipelines $path | tee -a "$OUT/pipelines.txt"
+        echo "== first and second runs $path"; .device/wgpu_first_run 262144 $path | tee -a "$OUT/first_run.txt"
     done
 }
 
 conformance() {
     # Large sizes: NTT to 2^24, MSM G1 to 2^24, G2 to 2^20, proofs to 2^16; both paths
     # (the u32_path module forces 32-bit limbs). One test at a time: each holds GiBs.
-    G16_CONFORMANCE=large .device/backend_wgpu --test-threads 1 2>&1 | tee "$OUT/conformance.txt"
-    .device/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
+    # A test-name filter as the second argument splits the run over calls if it needs more than
+    # 10 minutes (e.g. `conformance msm_g1`, `conformance u32_path`).
+    G16_CONFORMANCE=large .device/backend_wgpu --test-threads 1 ${FILTER:-} 2>&1 | tee -a "$OUT/conformance.txt"
+    [ -z "${FILTER:-}" ] && .device/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
 }
 
 bench() {
@@ -70,6 +77,7 @@ prove() {
 }
 
 loaders
+FILTER=${2:-}
 case "${1:-all}" in
     setup) setup ;;
     conformance) conformance ;;

@@ -4,9 +4,9 @@
 // Points live in the curve interpreter's registers (vm.wgsl), never in WGSL values: a
 // point is 4 coordinates (X, Y, ZZ, ZZZ; XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2) of CURVE_W
 // Fq registers each, and "coordinate c" below is register c·CURVE_W. The slots follow
-// formulas.rs: P at 0..4 (the accumulator: inputs and results), Q at 4..8 (the addend; an
-// affine addend uses Q's X and Y), PP at 8, R at 9 (left by the head programs), and two
-// spare points at 12 and 16. The identity has ZZ = 0; an affine identity is x = y = 0 (no
+// formulas.rs: P at 0..4 and Q at 4..8 by default (a program's P and Q can be any two
+// point slots: CURVE_add(p, q)), PP at 8, R at 9 (left by the head programs), spare points
+// at 12 and 16. The identity has ZZ = 0; an affine identity is x = y = 0 (no
 // point of the prime-order subgroup has y = 0).
 
 fn CURVE_is_zero_at(coord: u32) -> bool {
@@ -43,17 +43,37 @@ fn CURVE_neg_at(coord: u32) {
     }
 }
 
-// P = 2·P (dbl-2008-s-1); the identity stays.
-fn CURVE_double() {
-    if (CURVE_is_zero_at(2u)) {
+// Point slot p += point slot q (coordinates; add-2008-s), with every special case: either
+// operand the identity, equal points (doubling, dbl-2008-s-1; also when p = q is one slot),
+// opposite points (the identity). One vm_run call site: the head program runs first, then
+// the loop picks the tail or the doubling.
+fn CURVE_add(p: u32, q: u32) {
+    if (CURVE_is_zero_at(q + 2u)) {
         return;
     }
-    vm_run(CURVE_DBL);
+    if (CURVE_is_zero_at(p + 2u)) {
+        CURVE_copy(p, q, 4u);
+        return;
+    }
+    var prog = CURVE_ADD_HEAD;
+    loop {
+        vm_run(prog, p * CURVE_W, q * CURVE_W);
+        if (prog.x != CURVE_ADD_HEAD.x) {
+            break;
+        }
+        if (CURVE_is_zero_at(8u)) {
+            if (!CURVE_is_zero_at(9u)) {
+                CURVE_set_identity(p);
+                return;
+            }
+            prog = CURVE_DBL;
+        } else {
+            prog = CURVE_ADD_TAIL;
+        }
+    }
 }
 
-// P += (Q.x, Q.y) affine (madd-2008-s), with every special case: either operand the identity,
-// the same point (mdbl-2008-s-1), its negation (the identity). One vm_run call site: the
-// head program runs first, then the loop picks the tail or the doubling.
+// Slot 0 += (Q.x, Q.y) affine in slot 4 (madd-2008-s), with every special case, the same way.
 fn CURVE_add_affine() {
     if (CURVE_is_zero_at(4u) && CURVE_is_zero_at(5u)) {
         return;
@@ -66,7 +86,7 @@ fn CURVE_add_affine() {
     }
     var prog = CURVE_MADD_HEAD;
     loop {
-        vm_run(prog);
+        vm_run(prog, 0u, 4u * CURVE_W);
         if (prog.x != CURVE_MADD_HEAD.x) {
             break;
         }
@@ -78,33 +98,6 @@ fn CURVE_add_affine() {
             prog = CURVE_MDBL;
         } else {
             prog = CURVE_MADD_TAIL;
-        }
-    }
-}
-
-// P += Q (add-2008-s), with every special case, in the same shape.
-fn CURVE_add() {
-    if (CURVE_is_zero_at(6u)) {
-        return;
-    }
-    if (CURVE_is_zero_at(2u)) {
-        CURVE_copy(0u, 4u, 4u);
-        return;
-    }
-    var prog = CURVE_ADD_HEAD;
-    loop {
-        vm_run(prog);
-        if (prog.x != CURVE_ADD_HEAD.x) {
-            break;
-        }
-        if (CURVE_is_zero_at(8u)) {
-            if (!CURVE_is_zero_at(9u)) {
-                CURVE_set_identity(0u);
-                return;
-            }
-            prog = CURVE_DBL;
-        } else {
-            prog = CURVE_ADD_TAIL;
         }
     }
 }

@@ -52,9 +52,6 @@ fn bucket_of_task(t: u32) -> u32 {
 // Register slots of the points (curve.wgsl), as register indices.
 const P_REG: u32 = 0u;
 const Q_REG: u32 = 4u * CURVE_W;
-// window_reduce's running sums, in the spare slots.
-const ACC: u32 = 12u;
-const TOTAL: u32 = 16u;
 
 @compute @workgroup_size(64)
 fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -89,7 +86,7 @@ fn accumulate_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(n
     CURVE_set_identity(0u);
     for (var e = start; e < end; e++) {
         pin_to_vm(e, Q_REG);
-        CURVE_add();
+        CURVE_add(0u, 4u);
     }
     pout_from_vm(t, P_REG);
 }
@@ -105,17 +102,20 @@ fn bucket_sum_to(b: u32, coord: u32) {
 
 // Thread (w, s): Σ_{k in segment s of window w} (k+1)·S_k, by a running sum from the top
 // (acc = Σ_{k' ≥ k} S_k', total += acc gives Σ (k − lo + 1)·S_k), plus lo·acc by
-// double-and-add (a doubling is P += P). Thread nwin·segments copies the ones bucket's sum
-// to the end of the output.
+// double-and-add (a doubling adds a slot to itself). Thread nwin·segments copies the ones
+// bucket's sum to the end of the output.
 //
-// Written as a little state machine around a single CURVE_add call: drivers inline every
-// call, and each inlined addition is a whole interpreter loop to compile.
+// A little state machine around a single CURVE_add call, and no point ever copied: drivers
+// inline every call, and every inlined addition or register access costs compile time.
+// Slots: the bucket sum in 4, acc in 12, total in 16, the result in 0.
 const STEP_ACC: u32 = 0u; // acc += S_k
 const STEP_TOTAL: u32 = 1u; // total += acc
 const STEP_DOUBLE: u32 = 2u; // P += P
 const STEP_ADD_ACC: u32 = 3u; // P += acc
 const STEP_FINAL: u32 = 4u; // P += total
 const STEP_DONE: u32 = 5u;
+const ACC: u32 = 12u;
+const TOTAL: u32 = 16u;
 
 @compute @workgroup_size(64)
 fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -139,38 +139,33 @@ fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     var bit = 31i - i32(countLeadingZeros(lo));
     var step = STEP_ACC;
     loop {
-        // Set up P and Q for this step's addition.
-        if (step == STEP_ACC) {
-            if (k == lo) {
-                // The running sums are done: P = lo·acc + total from here on.
-                CURVE_set_identity(0u);
-                if (bit < 0i) {
-                    step = STEP_FINAL;
-                } else {
-                    step = STEP_DOUBLE;
-                }
+        if (step == STEP_ACC && k == lo) {
+            // The running sums are done: P = lo·acc + total from here on.
+            CURVE_set_identity(0u);
+            if (bit < 0i) {
+                step = STEP_FINAL;
             } else {
-                bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
-                CURVE_copy(0u, ACC, 4u);
+                step = STEP_DOUBLE;
             }
-        } else if (step == STEP_TOTAL) {
-            CURVE_copy(0u, TOTAL, 4u);
-            CURVE_copy(4u, ACC, 4u);
         }
-        if (step == STEP_DOUBLE) {
-            CURVE_copy(4u, 0u, 4u);
-        } else if (step == STEP_ADD_ACC) {
-            CURVE_copy(4u, ACC, 4u);
-        } else if (step == STEP_FINAL) {
-            CURVE_copy(4u, TOTAL, 4u);
-        }
-        CURVE_add();
-        // Store the result and move on.
+        var p = 0u;
+        var q = 0u;
         if (step == STEP_ACC) {
-            CURVE_copy(ACC, 0u, 4u);
+            bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
+            p = ACC;
+            q = 4u;
+        } else if (step == STEP_TOTAL) {
+            p = TOTAL;
+            q = ACC;
+        } else if (step == STEP_ADD_ACC) {
+            q = ACC;
+        } else if (step == STEP_FINAL) {
+            q = TOTAL;
+        }
+        CURVE_add(p, q);
+        if (step == STEP_ACC) {
             step = STEP_TOTAL;
         } else if (step == STEP_TOTAL) {
-            CURVE_copy(TOTAL, 0u, 4u);
             k -= 1u;
             step = STEP_ACC;
         } else if (step == STEP_DOUBLE && ((lo >> u32(bit)) & 1u) == 1u) {
@@ -202,7 +197,7 @@ fn sum_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     CURVE_set_identity(0u);
     for (var e = i * params.group; e < (i + 1u) * params.group; e++) {
         pin_to_vm(e, Q_REG);
-        CURVE_add();
+        CURVE_add(0u, 4u);
     }
     pout_from_vm(i, P_REG);
 }

@@ -6,11 +6,23 @@
 
 var<private> vm: array<fq, VM_REGISTERS>;
 
-fn vm_run(range: vec2<u32>) {
+// Register r of a program: P's range (4 coordinates) from register p, Q's from register q,
+// the rest absolute (formulas.rs).
+fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
+    if (r < 4u * VM_W) {
+        return p + r;
+    }
+    if (r < 8u * VM_W) {
+        return q + r - 4u * VM_W;
+    }
+    return r;
+}
+
+fn vm_run(range: vec2<u32>, p: u32, q: u32) {
     for (var pc = range.x; pc < range.y; pc++) {
         let ins = prog[pc];
-        let a = vm[(ins >> 16u) & 0xffu];
-        let b = vm[ins >> 24u];
+        let a = vm[vm_reg((ins >> 16u) & 0xffu, p, q)];
+        let b = vm[vm_reg(ins >> 24u, p, q)];
         var z: fq;
         switch (ins & 0xffu) {
             case 0u: {
@@ -26,7 +38,7 @@ fn vm_run(range: vec2<u32>) {
                 z = a;
             }
         }
-        vm[(ins >> 8u) & 0xffu] = z;
+        vm[vm_reg((ins >> 8u) & 0xffu, p, q)] = z;
     }
 }
 

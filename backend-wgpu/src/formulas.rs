@@ -30,8 +30,9 @@ const PP: u16 = 8;
 const R: u16 = 9;
 const U1: u16 = 10;
 const S1: u16 = 11;
-/// Slots 12..20 (two points) are storage for the kernels between programs (window_reduce's
-/// running sums); programs never touch them.
+/// Slots 12..20: two more points for the kernels. Programs address P and Q relative to bases
+/// the kernel picks (vm_run's p and q), so a kernel adds any slot to any other without
+/// copying points — on lavapipe every register access in a kernel costs compile time.
 const FIXED: u16 = 20;
 
 /// An element of the curve's field: one or two registers (virtual until allocation).
@@ -312,7 +313,8 @@ pub fn wgsl(curve: Curve) -> String {
     for (name, start, end) in &p.ranges {
         s.push_str(&format!("const CURVE_{name} = vec2<u32>({start}u, {end}u);\n"));
     }
-    s.replace("CURVE", curve.prefix())
+    // The interpreter (vm.wgsl) is not per curve: it reads the width as VM_W.
+    s.replace("CURVE", curve.prefix()) + &format!("const VM_W: u32 = {}u;\n", p.w)
 }
 
 #[cfg(test)]

@@ -34,8 +34,11 @@ pub struct WgpuBackend {
     lane: String,
 }
 
-fn devices() -> &'static Mutex<HashMap<(usize, bool), Arc<WgpuDevice>>> {
-    static DEVICES: OnceLock<Mutex<HashMap<(usize, bool), Arc<WgpuDevice>>>> = OnceLock::new();
+/// Open engine devices by (adapter ordinal, 32-bit path forced).
+type DeviceCache = Mutex<HashMap<(usize, bool), Arc<WgpuDevice>>>;
+
+fn devices() -> &'static DeviceCache {
+    static DEVICES: OnceLock<DeviceCache> = OnceLock::new();
     DEVICES.get_or_init(Mutex::default)
 }
 
