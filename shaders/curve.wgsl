@@ -43,22 +43,37 @@ fn CURVE_neg_at(coord: u32) {
     }
 }
 
-// Point slot p += point slot q (coordinates; add-2008-s), with every special case: either
-// operand the identity, equal points (doubling, dbl-2008-s-1; also when p = q is one slot),
-// opposite points (the identity). One vm_run call site: the head program runs first, then
-// the loop picks the tail or the doubling.
-fn CURVE_add(p: u32, q: u32) {
-    if (CURVE_is_zero_at(q + 2u)) {
+// Point slot p += point slot q (coordinates), with every special case: either operand the
+// identity, equal points (doubling; also when p = q is one slot), opposite points (the
+// identity). `affine`: q holds an affine point (X, Y only; mixed addition madd-2008-s and
+// mdbl-2008-s-1), else an XYZZ one (add-2008-s, dbl-2008-s-1). One vm_run call site for
+// every case — the head program runs first, then the loop picks the tail or the doubling —
+// because each inlined interpreter loop is what a driver compiles.
+fn CURVE_add(p: u32, q: u32, affine: bool) {
+    if (affine) {
+        if (CURVE_is_zero_at(q) && CURVE_is_zero_at(q + 1u)) {
+            return;
+        }
+    } else if (CURVE_is_zero_at(q + 2u)) {
         return;
     }
     if (CURVE_is_zero_at(p + 2u)) {
-        CURVE_copy(p, q, 4u);
+        if (affine) {
+            CURVE_copy(p, q, 2u);
+            CURVE_set_one(p + 2u);
+            CURVE_set_one(p + 3u);
+        } else {
+            CURVE_copy(p, q, 4u);
+        }
         return;
     }
-    var prog = CURVE_ADD_HEAD;
+    let head = select(CURVE_ADD_HEAD, CURVE_MADD_HEAD, affine);
+    let tail = select(CURVE_ADD_TAIL, CURVE_MADD_TAIL, affine);
+    let double = select(CURVE_DBL, CURVE_MDBL, affine);
+    var prog = head;
     loop {
         vm_run(prog, p * CURVE_W, q * CURVE_W);
-        if (prog.x != CURVE_ADD_HEAD.x) {
+        if (prog.x != head.x) {
             break;
         }
         if (CURVE_is_zero_at(8u)) {
@@ -66,38 +81,9 @@ fn CURVE_add(p: u32, q: u32) {
                 CURVE_set_identity(p);
                 return;
             }
-            prog = CURVE_DBL;
+            prog = double;
         } else {
-            prog = CURVE_ADD_TAIL;
-        }
-    }
-}
-
-// Slot 0 += (Q.x, Q.y) affine in slot 4 (madd-2008-s), with every special case, the same way.
-fn CURVE_add_affine() {
-    if (CURVE_is_zero_at(4u) && CURVE_is_zero_at(5u)) {
-        return;
-    }
-    if (CURVE_is_zero_at(2u)) {
-        CURVE_copy(0u, 4u, 2u);
-        CURVE_set_one(2u);
-        CURVE_set_one(3u);
-        return;
-    }
-    var prog = CURVE_MADD_HEAD;
-    loop {
-        vm_run(prog, 0u, 4u * CURVE_W);
-        if (prog.x != CURVE_MADD_HEAD.x) {
-            break;
-        }
-        if (CURVE_is_zero_at(8u)) {
-            if (!CURVE_is_zero_at(9u)) {
-                CURVE_set_identity(0u);
-                return;
-            }
-            prog = CURVE_MDBL;
-        } else {
-            prog = CURVE_MADD_TAIL;
+            prog = tail;
         }
     }
 }

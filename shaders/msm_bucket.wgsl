@@ -1,5 +1,5 @@
 // MSM, phase 2: bucket sums, and their reduction to one sum per window, for one group
-// (instantiated as g1 and g2: CURVE, FLD).
+// (instantiated as g1 and g2: CURVE). Two kernels, `accumulate` and `reduce`, two modes each.
 //
 // Bucket sums in levels, so an oversized bucket (the ones bucket of a bit witness, a
 // skewed scalar distribution) is split over many threads instead of serialising one:
@@ -17,15 +17,16 @@ struct Params {
     t: u32,
     nb: u32,
     base_offset: u32,
-    // window_reduce: windows, buckets per window (B), segments per window, bucket of the ones.
+    // reduce over windows: windows, buckets per window (B), segments per window, the ones bucket.
     nwin: u32,
     half_buckets: u32,
     segments: u32,
     ones_bucket: u32,
-    // sum_groups: outputs, and inputs per output.
+    // reduce over groups: outputs, and inputs per output.
     outputs: u32,
     group: u32,
-    pad0: u32,
+    // accumulate: 0 over bases, 1 over partials. reduce: 0 over windows, 1 over groups.
+    mode: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -53,8 +54,10 @@ fn bucket_of_task(t: u32) -> u32 {
 const P_REG: u32 = 0u;
 const Q_REG: u32 = 4u * CURVE_W;
 
+// Level 0 (mode 0: bases, mixed additions) and the later levels (mode 1: partials) in one
+// kernel, so a driver compiles one addition site, not two.
 @compute @workgroup_size(64)
-fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let t = thread_index(gid, groups);
     if (t >= tasks[params.nb]) {
         return;
@@ -62,31 +65,19 @@ fn accumulate_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     let b = bucket_of_task(t);
     let start = offsets[b] + (t - tasks[b]) * params.t;
     let end = min(offsets[b + 1u], start + params.t);
+    let affine = params.mode == 0u;
     CURVE_set_identity(0u);
     for (var e = start; e < end; e++) {
-        let v = sorted[e];
-        bases_to_vm(params.base_offset + (v & ~SIGN), Q_REG);
-        if ((v & SIGN) != 0u) {
-            CURVE_neg_at(5u);
+        if (affine) {
+            let v = sorted[e];
+            bases_to_vm(params.base_offset + (v & ~SIGN), Q_REG);
+            if ((v & SIGN) != 0u) {
+                CURVE_neg_at(5u);
+            }
+        } else {
+            pin_to_vm(e, Q_REG);
         }
-        CURVE_add_affine();
-    }
-    pout_from_vm(t, P_REG);
-}
-
-@compute @workgroup_size(64)
-fn accumulate_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let t = thread_index(gid, groups);
-    if (t >= tasks[params.nb]) {
-        return;
-    }
-    let b = bucket_of_task(t);
-    let start = offsets[b] + (t - tasks[b]) * params.t;
-    let end = min(offsets[b + 1u], start + params.t);
-    CURVE_set_identity(0u);
-    for (var e = start; e < end; e++) {
-        pin_to_vm(e, Q_REG);
-        CURVE_add(0u, 4u);
+        CURVE_add(0u, 4u, affine);
     }
     pout_from_vm(t, P_REG);
 }
@@ -117,28 +108,50 @@ const STEP_DONE: u32 = 5u;
 const ACC: u32 = 12u;
 const TOTAL: u32 = 16u;
 
+// Mode 0: thread (w, s) of the window reduction above. Mode 1: out[i] = Σ in[i·group ..
+// (i+1)·group] (summing the segment results of each window). One kernel, one addition site.
+const STEP_GROUP: u32 = 6u; // P += in[e]
+
 @compute @workgroup_size(64)
-fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = thread_index(gid, groups);
-    let segs = params.segments;
-    if (i > params.nwin * segs) {
-        return;
-    }
-    if (i == params.nwin * segs) {
-        bucket_sum_to(params.ones_bucket, 0u);
-        pout_from_vm(i, P_REG);
-        return;
-    }
-    let w = i / segs;
-    let s = i % segs;
-    let len = params.half_buckets / segs;
-    let lo = s * len;
-    CURVE_set_identity(ACC);
-    CURVE_set_identity(TOTAL);
-    var k = lo + len;
-    var bit = 31i - i32(countLeadingZeros(lo));
     var step = STEP_ACC;
+    var e = 0u;
+    var e_end = 0u;
+    var k = 0u;
+    var lo = 0u;
+    var w = 0u;
+    var bit = -1i;
+    if (params.mode == 1u) {
+        if (i >= params.outputs) {
+            return;
+        }
+        e = i * params.group;
+        e_end = e + params.group;
+        step = STEP_GROUP;
+        CURVE_set_identity(0u);
+    } else {
+        let segs = params.segments;
+        if (i > params.nwin * segs) {
+            return;
+        }
+        if (i == params.nwin * segs) {
+            bucket_sum_to(params.ones_bucket, 0u);
+            pout_from_vm(i, P_REG);
+            return;
+        }
+        w = i / segs;
+        let len = params.half_buckets / segs;
+        lo = (i % segs) * len;
+        k = lo + len;
+        bit = 31i - i32(countLeadingZeros(lo));
+        CURVE_set_identity(ACC);
+        CURVE_set_identity(TOTAL);
+    }
     loop {
+        if (step == STEP_GROUP && e == e_end) {
+            break;
+        }
         if (step == STEP_ACC && k == lo) {
             // The running sums are done: P = lo·acc + total from here on.
             CURVE_set_identity(0u);
@@ -150,7 +163,10 @@ fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         var p = 0u;
         var q = 0u;
-        if (step == STEP_ACC) {
+        if (step == STEP_GROUP) {
+            pin_to_vm(e, Q_REG);
+            q = 4u;
+        } else if (step == STEP_ACC) {
             bucket_sum_to(w * params.half_buckets + k - 1u, 4u);
             p = ACC;
             q = 4u;
@@ -162,8 +178,10 @@ fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         } else if (step == STEP_FINAL) {
             q = TOTAL;
         }
-        CURVE_add(p, q);
-        if (step == STEP_ACC) {
+        CURVE_add(p, q, false);
+        if (step == STEP_GROUP) {
+            e += 1u;
+        } else if (step == STEP_ACC) {
             step = STEP_TOTAL;
         } else if (step == STEP_TOTAL) {
             k -= 1u;
@@ -183,21 +201,6 @@ fn window_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         if (step == STEP_DONE) {
             break;
         }
-    }
-    pout_from_vm(i, P_REG);
-}
-
-// out[i] = Σ in[i·group .. (i+1)·group].
-@compute @workgroup_size(64)
-fn sum_groups(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = thread_index(gid, groups);
-    if (i >= params.outputs) {
-        return;
-    }
-    CURVE_set_identity(0u);
-    for (var e = i * params.group; e < (i + 1u) * params.group; e++) {
-        pin_to_vm(e, Q_REG);
-        CURVE_add(0u, 4u);
     }
     pout_from_vm(i, P_REG);
 }

@@ -51,6 +51,12 @@ const T: u32 = 16;
 /// Buckets per reduction segment (one thread each), and inputs per `sum_groups` output.
 const SEGMENT: u32 = 32;
 const GROUP: u32 = 32;
+/// The modes of msm_bucket.wgsl's two kernels: `accumulate` over bases or over partials,
+/// `reduce` over windows or over groups.
+const MODE_BASES: u32 = 0;
+const MODE_PARTIALS: u32 = 1;
+const MODE_WINDOWS: u32 = 0;
+const MODE_GROUPS: u32 = 1;
 /// Fr scalars have 255 bits.
 const SCALAR_BITS: u32 = 255;
 
@@ -235,14 +241,15 @@ impl WgpuDevice {
         let scatter = self.kernel(Module::MsmSort, "scatter")?;
         let scan = self.kernel(Module::Scan, "scan")?;
         let bucket = Module::MsmBucket(curve);
-        let acc_bases = self.kernel(bucket, "accumulate_bases")?;
-        let acc_partials = self.kernel(bucket, "accumulate_partials")?;
-        let reduce = self.kernel(bucket, "window_reduce")?;
-        let sum_groups = self.kernel(bucket, "sum_groups")?;
+        // Two kernels per curve, each in two modes (msm_bucket.wgsl says why).
+        let acc_bases = self.kernel(bucket, "accumulate")?;
+        let acc_partials = acc_bases.clone();
+        let reduce = self.kernel(bucket, "reduce")?;
+        let sum_groups = reduce.clone();
 
         let sort_params =
             |count: u64| vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, 0, 0];
-        let bucket_params = |t: u32, outputs: u32, group: u32| {
+        let bucket_params = |t: u32, outputs: u32, group: u32, mode: u32| {
             vec![
                 t,
                 plan.nb,
@@ -253,7 +260,7 @@ impl WgpuDevice {
                 plan.nb - 1,
                 outputs,
                 group,
-                0,
+                mode,
                 0,
                 0,
             ]
@@ -305,7 +312,7 @@ impl WgpuDevice {
         {
             let g0 = self.bind(
                 &acc_bases,
-                &bucket_params(levels[0], 0, 0),
+                &bucket_params(levels[0], 0, 0, MODE_BASES),
                 &[
                     Res::Split(bases),
                     Res::Plain(&sorted),
@@ -325,7 +332,7 @@ impl WgpuDevice {
                 bound = bound.div_ceil(u64::from(t)) + nb;
                 let g = self.bind(
                     &acc_partials,
-                    &bucket_params(t, 0, 0),
+                    &bucket_params(t, 0, 0, MODE_PARTIALS),
                     &[
                         Res::Split(&dummy_bases),
                         Res::Plain(&sorted),
@@ -351,7 +358,7 @@ impl WgpuDevice {
         {
             let g = self.bind(
                 &reduce,
-                &bucket_params(0, 0, 0),
+                &bucket_params(0, 0, 0, MODE_WINDOWS),
                 &[
                     Res::Split(&dummy_bases),
                     Res::Plain(&sorted),
@@ -369,7 +376,7 @@ impl WgpuDevice {
                 let outputs = plan.nwin * per_window;
                 let g = self.bind(
                     &sum_groups,
-                    &bucket_params(0, outputs, group),
+                    &bucket_params(0, outputs, group, MODE_GROUPS),
                     &[
                         Res::Split(&dummy_bases),
                         Res::Plain(&sorted),

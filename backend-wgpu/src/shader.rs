@@ -197,7 +197,7 @@ impl Module {
             Module::Pointwise => &["mul", "sub", "scale", "quotient"],
             Module::MsmSort => &["digits", "scatter"],
             Module::Scan => &["scan"],
-            Module::MsmBucket(_) => &["accumulate_bases", "accumulate_partials", "window_reduce", "sum_groups"],
+            Module::MsmBucket(_) => &["accumulate", "reduce"],
         }
     }
 
