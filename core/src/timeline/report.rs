@@ -1000,6 +1000,42 @@ mod tests {
         assert!(r.to_string().contains("bottleneck: - (one partition"), "{r}");
     }
 
+    /// One device, two workers: partitions 1 and 2 wait at the lock while the device idles
+    /// between short kernels, because synthesis (30 ms apart) cannot keep up.
+    #[test]
+    fn bottleneck_is_synthesis_when_lock_waits_hide_idle_devices() {
+        let e = Layer::Engine;
+        let d = "device=gpu:0 worker=0 lock=split";
+        let mut spans = vec![labelled(span(1, None, e, names::JOB, 0, 140 * MS), 1, 0, "partitions=3")];
+        // (partition, synthesis end, device section start, lock taken, kernel start, section end)
+        for (p, synth, gpu, held, kernel, end) in
+            [(0u64, 30, 30, 30, 30, 60), (1, 60, 61, 75, 75, 110), (2, 90, 91, 110, 110, 140)]
+        {
+            let id = 10 + 10 * p;
+            spans.extend([
+                labelled(span(id, Some(1), e, names::PARTITION, 0, end * MS), 1, p as u32, ""),
+                labelled(span(id + 1, Some(id), e, names::SYNTH, 0, synth * MS), 1, p as u32, ""),
+                labelled(span(id + 2, Some(id), e, names::CHANNEL, synth * MS, gpu * MS), 1, p as u32, ""),
+                labelled(span(id + 3, Some(id), e, names::GPU, gpu * MS, end * MS), 1, p as u32, d),
+                labelled(span(id + 4, Some(id + 3), e, names::LOCK_WAIT, gpu * MS, held * MS), 1, p as u32, ""),
+                labelled(span(id + 5, Some(id + 3), e, names::LOCK_HELD, held * MS, end * MS), 1, p as u32, ""),
+                labelled(
+                    span(id + 6, Some(id + 5), Layer::Device, "k", kernel * MS, (kernel + 20) * MS),
+                    1,
+                    p as u32,
+                    "device=NVIDIA H200 err_ns=0",
+                ),
+            ]);
+        }
+        let r = Report::from_events(&trace(&spans));
+        let job = &r.jobs[0];
+        assert_eq!(job.synth_window_ns, 90 * MS);
+        assert!(job.lock_wait_ns > 0 && job.devices[0].steady_share < 0.9, "{job:?}");
+        let b = job.bottleneck.as_ref().expect("three partitions");
+        assert_eq!(b.stage, "synthesis", "{}", b.why);
+        assert!(b.why.contains("the channel never filled"), "{}", b.why);
+    }
+
     #[test]
     fn gap_warnings_group_spans_and_name_the_largest_gap() {
         // Three GPU spans of 10 ms, each with 8 ms covered: 20 % unattributed, 6 ms in all;

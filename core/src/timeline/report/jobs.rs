@@ -62,6 +62,9 @@ pub struct JobStats {
     pub gpu_window_ns: u64,
     /// Device sections (`GPU` spans) of the job.
     pub gpu_sections: usize,
+    /// From the first synthesis's start to the last one's end.
+    #[serde(default)]
+    pub synth_window_ns: u64,
     pub devices: Vec<DeviceBusy>,
     /// Unattributed time of the job's spans that have children, per layer.
     pub unattributed_by_layer: Vec<(Layer, u64)>,
@@ -216,6 +219,11 @@ pub(super) fn jobs(spans: &[SpanStats], events: &[Event]) -> Vec<JobStats> {
             (Some(first), Some(last)) => last - first,
             _ => 0,
         };
+        let synth: Vec<&SpanStats> = engine_named(names::SYNTH).collect();
+        let synth_window_ns = match (synth.iter().map(|s| s.start_ns).min(), synth.iter().map(|s| s.end_ns).max()) {
+            (Some(first), Some(last)) => last - first,
+            _ => 0,
+        };
         let mut stats = JobStats {
             job: job.job,
             partitions,
@@ -226,6 +234,7 @@ pub(super) fn jobs(spans: &[SpanStats], events: &[Event]) -> Vec<JobStats> {
             lock_held_ns: engine_named(names::LOCK_HELD).map(SpanStats::dur_ns).sum(),
             gpu_window_ns,
             gpu_sections: gpu.len(),
+            synth_window_ns,
             devices: devices_busy(spans, &placement, job.dur_ns(), |i| in_job(i, j)),
             unattributed_by_layer,
             bottleneck: None,
@@ -244,8 +253,12 @@ pub const BUSY_TARGET: f64 = 0.90;
 /// channel, on a full channel (backpressure) or for a device lock; one that finds them
 /// idle waits for nothing. So: if partitions wait (on average) less than a tenth of a
 /// device section for the device, the devices are starved and synthesis is the
-/// bottleneck; otherwise the devices are, unless finalizing takes longer than a device
-/// section.
+/// bottleneck. With several device workers a partition also waits at the lock for its
+/// turn while the device is idle part of the time, so a second test compares rates: if the
+/// channel never filled (synthesis was never held back), partitions hardly waited in it, the
+/// devices stayed under the busy target and synthesis delivered partitions more slowly than
+/// the devices finish them while busy, synthesis is the bottleneck too.
+/// Otherwise the devices are, unless finalizing takes longer than a device section.
 fn bottleneck(job: &JobStats) -> Option<Bottleneck> {
     if job.partitions < 2 {
         return None;
@@ -260,6 +273,14 @@ fn bottleneck(job: &JobStats) -> Option<Bottleneck> {
     let queued = channel + backpressure + lock_wait;
     let busiest =
         job.devices.iter().map(|d| d.steady_share).fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    let per_s = |count: f64, ns: f64| if ns > 0.0 { count * 1e9 / ns } else { 0.0 };
+    let supply = per_s(job.partitions as f64, job.synth_window_ns as f64);
+    let capacity: f64 = job.devices.iter().map(|d| per_s(d.sections as f64, d.busy_ns as f64)).sum();
+    let starved = backpressure < 0.01 * gpu
+        && channel < 0.25 * gpu
+        && busiest.is_some_and(|b| b < BUSY_TARGET)
+        && supply > 0.0
+        && supply < capacity;
     let (stage, why) = if finalize > gpu && finalize > synth {
         (
             "finalize",
@@ -277,6 +298,15 @@ fn bottleneck(job: &JobStats) -> Option<Bottleneck> {
                  against {:.3} ms of device section, and synthesis takes {:.3} ms; add synthesis workers",
                 ms(queued),
                 ms(gpu),
+                ms(synth)
+            ),
+        )
+    } else if starved {
+        (
+            "synthesis",
+            format!(
+                "synthesis delivered {supply:.2} partitions/s ({:.3} ms each) and the channel never filled, while the \
+                 devices finish {capacity:.2}/s when busy; add synthesis workers",
                 ms(synth)
             ),
         )
