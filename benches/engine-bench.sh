@@ -20,8 +20,11 @@
 #   PARTITIONS   partitions per job [10]
 #   LOCKS        [single,split]
 #   WORKERS      device workers per device [1,2,3]
-#   SYNTH        synthesis workers [the host's threads, at most 8: enough to keep synthesis
-#                off the critical path at 2^22, few enough for host memory]
+#   SYNTH        synthesis workers [the host's threads, at most 16: a 2^22 partition takes
+#                ~4 s to synthesize on one thread of the H200 host against ~0.45 s of device
+#                section, so 8 workers (the first run's figure) left one device short of work]
+#   MULTI_SYNTH  synthesis workers of the scaling check [the host's threads less two: two
+#                devices need twice the supply]
 #   BOUND        channel bound [4]
 #   MULTI_PARTITIONS  partitions per job of the scaling check [20]
 #   MULTI_CONFIG      "--lock split --gpu-workers-per-device 2" [that]
@@ -39,7 +42,8 @@ SIZES=${SIZES:-20 22}
 PARTITIONS=${PARTITIONS:-10}
 LOCKS=${LOCKS:-single,split}
 WORKERS=${WORKERS:-1,2,3}
-SYNTH=${SYNTH:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
+SYNTH=${SYNTH:-$(( $(nproc) < 16 ? $(nproc) : 16 ))}
+MULTI_SYNTH=${MULTI_SYNTH:-$(( $(nproc) > 4 ? $(nproc) - 2 : $(nproc) ))}
 BOUND=${BOUND:-4}
 MULTI_PARTITIONS=${MULTI_PARTITIONS:-20}
 MULTI_CONFIG=${MULTI_CONFIG:---lock split --gpu-workers-per-device 2}
@@ -83,7 +87,7 @@ for size in $SIZES; do
             echo "== synthetic 2^$size: $MULTI_PARTITIONS partitions on $devices ($MULTI_CONFIG)"
             # shellcheck disable=SC2086 # MULTI_CONFIG is a list of flags
             "$G16" prove --circuit synthetic --size "$size" --partitions "$MULTI_PARTITIONS" --devices "$devices" \
-                $MULTI_CONFIG --synth-workers "$SYNTH" --channel-bound "$BOUND" --json | tee -a "$RESULTS"
+                $MULTI_CONFIG --synth-workers "$MULTI_SYNTH" --channel-bound "$BOUND" --json | tee -a "$RESULTS"
         done
     fi
 done
