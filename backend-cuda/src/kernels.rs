@@ -13,7 +13,7 @@ pub struct Program {
     pub kernels: &'static [&'static str],
 }
 
-pub const NTT_KERNELS: &[&str] = &["ntt_twiddles", "ntt_pass", "fr_mul", "fr_sub", "fr_scale", "fr_quotient"];
+pub const NTT_KERNELS: &[&str] = &["ntt_twiddles", "ntt_radix_pass", "fr_mul", "fr_sub", "fr_scale", "fr_quotient"];
 
 pub const MSM_KERNELS: &[&str] = &[
     "msm_count",
