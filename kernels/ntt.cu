@@ -42,13 +42,32 @@
 // roots[j] = ω_(2^NTT_ROOTS_LOG)^j for j < 2^(NTT_ROOTS_LOG − 1): a pass has at most 10 stages.
 #define NTT_ROOTS_LOG 10
 
-DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) { return hi[i >> NTT_SPLIT] * lo[i & ((1u << NTT_SPLIT) - 1)]; }
+// How the pass kernels multiply in Fr: inline (ff.cuh's product, unrolled at every call site),
+// or through one out-of-line copy (a call's few instructions for code that fits the
+// instruction cache: a radix-8 round inlines 12 products). Both are kernels (`KERNELS` in
+// ntt.rs); the engine picks one (see `PassVariant`).
+struct InlineMul {
+  DEVICE static Fr mul(const Fr& a, const Fr& b) { return a * b; }
+};
+NOINLINE Fr fr_mul_out_of_line(Fr a, Fr b) { return a * b; }
+struct CalledMul {
+  DEVICE static Fr mul(const Fr& a, const Fr& b) { return fr_mul_out_of_line(a, b); }
+};
+
+template <class Mul = InlineMul>
+DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) { return Mul::mul(hi[i >> NTT_SPLIT], lo[i & ((1u << NTT_SPLIT) - 1)]); }
 
 // The low `bits` bits of x, reversed (bits = 0 gives 0).
 DEVICE u32 bit_reverse(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (32 - bits); }
 
-// ω^e from the half table tw[e] = ω^e, e < half = n/2.
-DEVICE Fr twiddle_from_half(const Fr* __restrict__ tw, u32 e, u32 half) { return e < half ? tw[e] : tw[e - half].neg(); }
+// ω^e, e < n: from the half table tw[e] = ω^e, e < half = n/2 (one read), or, when tw_lo is
+// given, from the split tables tw[e >> 12]·tw_lo[e & 4095] of e < n (two reads from small,
+// cache-resident tables and a product; a run-time choice, for A/B measurements).
+template <class Mul>
+DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, const Fr* __restrict__ tw_lo, u32 e, u32 half) {
+  if (tw_lo) return split_power<Mul>(tw, tw_lo, e);
+  return e < half ? tw[e] : tw[e - half].neg();
+}
 
 // tw[e] = hi[e >> 12]·lo[e & 4095] for e < count: the twiddle table of one domain.
 extern "C" __global__ void ntt_twiddles(Fr* tw, const Fr* hi, const Fr* lo, u32 count) {
@@ -60,7 +79,7 @@ extern "C" __global__ void ntt_twiddles(Fr* tw, const Fr* hi, const Fr* lo, u32 
 // (row p, column m at p·stride + m). A subgroup is the R elements whose rows differ only in
 // bits [q0, q0+r) of one column; stage q = q0 + j pairs local elements i and i + 2^j with
 // the twiddle ω_(2^(q+1))^(p mod 2^q), where p mod 2^q = low + (i mod 2^j)·2^q0.
-template <int R>
+template <int R, class Mul>
 DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 log_cols, u32 stride) {
   constexpr int r = R == 2 ? 1 : R == 4 ? 2 : 3;
   const u32 subgroups = (1u << (k + log_cols)) / R;
@@ -80,7 +99,8 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
 #pragma unroll
         for (int b = 0; b < R; b += 2 << j) {
           const Fr u = x[b + a];
-          const Fr v = q == 0 ? x[b + a + (1 << j)] : x[b + a + (1 << j)] * w;  // stage 1's twiddle is 1
+          // In the pass's first round (low = 0) the twiddle of a = 0 is ω^0 = 1.
+          const Fr v = (a == 0 && q0 == 0) ? x[b + a + (1 << j)] : Mul::mul(x[b + a + (1 << j)], w);
           x[b + a] = u + v;
           x[b + a + (1 << j)] = u - v;
         }
@@ -91,13 +111,20 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
   }
 }
 
-// One pass: stages s0+1 … s0+k of an NTT of 2^log_n elements, block = 2^log_cols columns.
+// One pass (the body of the ntt_radix_pass kernels): stages s0+1 … s0+k of an NTT of 2^log_n
+// elements, block = 2^log_cols columns.
+//   tw, tw_lo: the inter-pass twiddles (see inter_pass_twiddle; tw_lo null: the half table);
 //   load_mode 1 (first pass only): scale input x[i] by load_hi[i >> 12]·load_lo[i & 4095];
 //   store_mode 1: scale each output by store_hi[0]; 2: output i by store_hi·store_lo powers of i.
-extern "C" __global__ void ntt_radix_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,
-                                          const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols,
-                                          u32 load_mode, const Fr* load_hi, const Fr* load_lo, u32 store_mode,
-                                          const Fr* store_hi, const Fr* store_lo) {
+#define NTT_PASS_PARAMS                                                                                           \
+  const Fr *__restrict__ in, Fr *__restrict__ out, const Fr *__restrict__ tw, const Fr *__restrict__ tw_lo,       \
+      const Fr *__restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode, const Fr *load_hi,    \
+      const Fr *load_lo, u32 store_mode, const Fr *store_hi, const Fr *store_lo
+#define NTT_PASS_ARGS \
+  in, out, tw, tw_lo, roots, log_n, s0, k, log_cols, load_mode, load_hi, load_lo, store_mode, store_hi, store_lo
+
+template <class Mul>
+DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
   __shared__ Fr sh[NTT_SHARED_ELEMS];
   const u32 cols = 1u << log_cols, elems = cols << k, rows_mask = (1u << k) - 1, cols_mask = cols - 1;
   const u32 stride = cols + (cols > 1 ? 1 : 0);
@@ -113,21 +140,21 @@ extern "C" __global__ void ntt_radix_pass(const Fr* __restrict__ in, Fr* __restr
     if (s0 == 0) {
       const u32 src = (row << (log_n - k)) + c0 + m;
       Fr v = in[src];
-      if (load_mode == 1) v = v * split_power(load_hi, load_lo, src);
+      if (load_mode == 1) v = Mul::mul(v, split_power<Mul>(load_hi, load_lo, src));
       sh[bit_reverse(row, k) * stride + m] = v;
     } else {
       const u32 idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
       const u32 exponent = ((lo0 + m) * bit_reverse(row, k)) << (log_n - s0 - k);
-      sh[row * stride + m] = in[idx] * twiddle_from_half(tw, exponent, half);
+      sh[row * stride + m] = Mul::mul(in[idx], inter_pass_twiddle<Mul>(tw, tw_lo, exponent, half));
     }
   }
   __syncthreads();
 
   for (u32 q0 = 0; q0 < k;) {
     const u32 r = min(3u, k - q0);
-    if (r == 3) ntt_round<8>(sh, roots, k, q0, log_cols, stride);
-    else if (r == 2) ntt_round<4>(sh, roots, k, q0, log_cols, stride);
-    else ntt_round<2>(sh, roots, k, q0, log_cols, stride);
+    if (r == 3) ntt_round<8, Mul>(sh, roots, k, q0, log_cols, stride);
+    else if (r == 2) ntt_round<4, Mul>(sh, roots, k, q0, log_cols, stride);
+    else ntt_round<2, Mul>(sh, roots, k, q0, log_cols, stride);
     q0 += r;
     __syncthreads();
   }
@@ -146,10 +173,22 @@ extern "C" __global__ void ntt_radix_pass(const Fr* __restrict__ in, Fr* __restr
       idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
     }
     Fr v = sh[row * stride + m];
-    if (store_mode == 1) v = v * scale;
-    else if (store_mode == 2) v = v * split_power(store_hi, store_lo, idx);
+    if (store_mode == 1) v = Mul::mul(v, scale);
+    else if (store_mode == 2) v = Mul::mul(v, split_power<Mul>(store_hi, store_lo, idx));
     out[idx] = v;
   }
+}
+
+// The variants (blocks have at most NTT_BLOCK_ELEMS / 8 = 128 threads): products inline;
+// inline with registers capped for 4 blocks an SM; products out of line.
+extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass(NTT_PASS_PARAMS) {
+  ntt_radix_pass_body<InlineMul>(NTT_PASS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) ntt_radix_pass_4(NTT_PASS_PARAMS) {
+  ntt_radix_pass_body<InlineMul>(NTT_PASS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass_call(NTT_PASS_PARAMS) {
+  ntt_radix_pass_body<CalledMul>(NTT_PASS_ARGS);
 }
 
 extern "C" __global__ void fr_mul(Fr* a, const Fr* b, u32 n) {

@@ -46,6 +46,9 @@ const MAX_PASS_STAGES: u32 = 8;
 pub struct NttTables {
     forward: CudaSlice<u32>,
     inverse: CudaSlice<u32>,
+    /// ω^e and ω^(−e) for e < n as split tables (hi, lo), for `G16_CUDA_NTT_TWIDDLES=split`.
+    forward_split: (CudaSlice<u32>, CudaSlice<u32>),
+    inverse_split: (CudaSlice<u32>, CudaSlice<u32>),
     roots_forward: CudaSlice<u32>,
     roots_inverse: CudaSlice<u32>,
     coset: (CudaSlice<u32>, CudaSlice<u32>),
@@ -127,6 +130,23 @@ fn plan_launches(log_n: u32) -> Vec<PassLaunch> {
         .collect()
 }
 
+/// The pass kernel (`ntt.cu`'s variants): `G16_CUDA_NTT_KERNEL` = `inline` (the default: Fr
+/// products inline), `bounded` (inline, registers capped for 4 blocks an SM) or `call` (one
+/// out-of-line product); an experiment switch.
+fn pass_kernel() -> &'static str {
+    match std::env::var("G16_CUDA_NTT_KERNEL").as_deref() {
+        Ok("bounded") => "ntt_radix_pass_4",
+        Ok("call") => "ntt_radix_pass_call",
+        _ => "ntt_radix_pass",
+    }
+}
+
+/// `G16_CUDA_NTT_TWIDDLES=split`: inter-pass twiddles from split tables (two small-table reads
+/// and a product) instead of one read from the n/2 table; an experiment switch.
+fn split_twiddles() -> bool {
+    std::env::var("G16_CUDA_NTT_TWIDDLES").is_ok_and(|v| v == "split")
+}
+
 /// How `ntt_radix_pass` scales (its `load_mode` and `store_mode`): the coset shift g^i on the
 /// first pass's load (1: split-table powers), the inverse scaling on the last pass's store
 /// (1: the constant n⁻¹; 2: split-table powers n⁻¹·g^(−i)).
@@ -177,6 +197,8 @@ impl CudaDevice {
         let tables = Arc::new(NttTables {
             forward: twiddles(omega, "NTT twiddles")?,
             inverse: twiddles(omega_inv, "NTT twiddles")?,
+            forward_split: split(omega, Fr::ONE, "NTT twiddles")?,
+            inverse_split: split(omega_inv, Fr::ONE, "NTT twiddles")?,
             roots_forward: self.upload_words("NTT roots", &words(&butterfly_roots(false)))?,
             roots_inverse: self.upload_words("NTT roots", &words(&butterfly_roots(true)))?,
             coset: split(g, Fr::ONE, "coset powers")?,
@@ -210,6 +232,13 @@ impl CudaDevice {
         let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
         let tw = self.ptr(if inverse { &tables.inverse } else { &tables.forward });
         let roots = self.ptr(if inverse { &tables.roots_inverse } else { &tables.roots_forward });
+        // The inter-pass twiddles: one read from the n/2 table (default), or split tables.
+        let (tw, tw_lo) = if split_twiddles() {
+            let (hi, lo) = if inverse { &tables.inverse_split } else { &tables.forward_split };
+            (self.ptr(hi), self.ptr(lo))
+        } else {
+            (tw, 0)
+        };
         let modes = ScaleModes::of(kind);
         let (load_hi, load_lo) = match kind {
             NttKind::CosetForward => (self.ptr(&tables.coset.0), self.ptr(&tables.coset.1)),
@@ -221,19 +250,21 @@ impl CudaDevice {
             _ => (0, 0),
         };
         let passes = plan_launches(log_n);
+        let kernel = pass_kernel();
         let bufs = [self.ptr(&buf.data), self.ptr(&scratch)];
         let result = self.span(name, tag, || {
             for (i, pass) in passes.iter().enumerate() {
                 let (input, output) = (bufs[i % 2], bufs[(i + 1) % 2]);
                 let (first, last) = (i == 0, i + 1 == passes.len());
                 self.launch(
-                    "ntt_radix_pass",
+                    kernel,
                     pass.blocks,
                     pass.threads,
                     &[
                         Arg::Ptr(input),
                         Arg::Ptr(output),
                         Arg::Ptr(tw),
+                        Arg::Ptr(tw_lo),
                         Arg::Ptr(roots),
                         Arg::U32(log_n),
                         Arg::U32(pass.s0),
@@ -394,6 +425,7 @@ static EmulatedDim threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __shared__ static
 #define __syncthreads() ((void)0)
+#define __launch_bounds__(...)
 static unsigned __brev(unsigned x) { unsigned r = 0; for (int i = 0; i < 32; i++, x >>= 1) r = (r << 1) | (x & 1); return r; }
 "#;
 
@@ -406,9 +438,11 @@ static std::vector<Fr> read_frs() {
   return v;
 }
 int main() {
-  unsigned log_n, load_mode, store_mode, passes;
-  if (scanf("%u %u %u %u", &log_n, &load_mode, &store_mode, &passes) != 4) return 2;
-  std::vector<Fr> a = read_frs(), tw = read_frs(), roots = read_frs();
+  unsigned log_n, load_mode, store_mode, passes, split, variant;
+  if (scanf("%u %u %u %u %u %u", &log_n, &load_mode, &store_mode, &passes, &split, &variant) != 6) return 2;
+  void (*kernels[3])(NTT_PASS_PARAMS) = {ntt_radix_pass, ntt_radix_pass_4, ntt_radix_pass_call};
+  if (variant > 2) return 2;
+  std::vector<Fr> a = read_frs(), tw = read_frs(), tw_lo = read_frs(), roots = read_frs();
   std::vector<Fr> load_hi = read_frs(), load_lo = read_frs(), store_hi = read_frs(), store_lo = read_frs();
   std::vector<Fr> b(a.size());
   for (unsigned i = 0; i < passes; i++) {
@@ -418,7 +452,7 @@ int main() {
     blockDim.x = 1; threadIdx.x = 0; gridDim.x = blocks;
     for (unsigned blk = 0; blk < blocks; blk++) {
       blockIdx.x = blk;
-      ntt_radix_pass(a.data(), b.data(), tw.data(), roots.data(), log_n, s0, k, log_cols, first ? load_mode : 0,
+      kernels[variant](a.data(), b.data(), tw.data(), split ? tw_lo.data() : nullptr, roots.data(), log_n, s0, k, log_cols, first ? load_mode : 0,
                      load_hi.data(), load_lo.data(), last ? store_mode : 0, store_hi.data(), store_lo.data());
     }
     a.swap(b);
@@ -454,7 +488,13 @@ int main() {
 
         /// Runs the emulated kernel passes of one NTT; the tables are the engine's (`ntt_tables`
         /// builds the same ones on the device).
-        fn emulated_ntt(exe: &std::path::Path, input: &[Fr], kind: NttKind) -> Vec<Fr> {
+        fn emulated_ntt(
+            exe: &std::path::Path,
+            input: &[Fr],
+            kind: NttKind,
+            split_twiddles: bool,
+            variant: u8,
+        ) -> Vec<Fr> {
             let n = input.len();
             let log_n = n.trailing_zeros();
             let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
@@ -472,8 +512,15 @@ int main() {
             };
             let modes = ScaleModes::of(kind);
             let launches = plan_launches(log_n);
-            let mut text = format!("{log_n} {} {} {}\n", modes.load, modes.store, launches.len());
-            for table in [input, &tw, &butterfly_roots(inverse), &load.0, &load.1, &store.0, &store.1] {
+            let (tw, tw_lo) = if split_twiddles { split_table(omega, Fr::ONE, n) } else { (tw, Vec::new()) };
+            let mut text = format!(
+                "{log_n} {} {} {} {} {variant}\n",
+                modes.load,
+                modes.store,
+                launches.len(),
+                u8::from(split_twiddles)
+            );
+            for table in [input, &tw, &tw_lo, &butterfly_roots(inverse), &load.0, &load.1, &store.0, &store.1] {
                 push_frs(&mut text, table);
             }
             for l in &launches {
@@ -526,8 +573,15 @@ int main() {
                 let n = 1usize << log_n;
                 let input: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
                 for kind in [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse] {
-                    let got = emulated_ntt(&exe, &input, kind);
-                    assert!(got == reference(&input, kind), "{kind:?} of 2^{log_n} differs from arkworks");
+                    let want = reference(&input, kind);
+                    // Each kernel variant with the half table; the default one with split twiddles.
+                    for (split, variant) in [(false, 0), (false, 1), (false, 2), (true, 0)] {
+                        let got = emulated_ntt(&exe, &input, kind, split, variant);
+                        assert!(
+                            got == want,
+                            "{kind:?} of 2^{log_n} (kernel variant {variant}, split twiddles: {split}) differs from arkworks"
+                        );
+                    }
                 }
             }
             let _ = std::fs::remove_dir_all(&dir);
