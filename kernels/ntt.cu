@@ -123,7 +123,10 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
 #define NTT_PASS_ARGS \
   in, out, tw, tw_lo, roots, log_n, s0, k, log_cols, load_mode, load_hi, load_lo, store_mode, store_hi, store_lo
 
-template <class Mul>
+// LOG_RADIX: the most stages a round runs in registers (3: radix 8, 2: radix 4, 1: radix 2);
+// the block has NTT_BLOCK_ELEMS >> LOG_RADIX threads, so fewer registers a thread buy more
+// resident warps, to hide the latency of the products' serial carry chains.
+template <class Mul, int LOG_RADIX>
 DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
   __shared__ Fr sh[NTT_SHARED_ELEMS];
   const u32 cols = 1u << log_cols, elems = cols << k, rows_mask = (1u << k) - 1, cols_mask = cols - 1;
@@ -151,10 +154,14 @@ DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
   __syncthreads();
 
   for (u32 q0 = 0; q0 < k;) {
-    const u32 r = min(3u, k - q0);
-    if (r == 3) ntt_round<8, Mul>(sh, roots, k, q0, log_cols, stride);
-    else if (r == 2) ntt_round<4, Mul>(sh, roots, k, q0, log_cols, stride);
-    else ntt_round<2, Mul>(sh, roots, k, q0, log_cols, stride);
+    const u32 r = min((u32)LOG_RADIX, k - q0);
+    if constexpr (LOG_RADIX >= 3) {
+      if (r == 3) ntt_round<8, Mul>(sh, roots, k, q0, log_cols, stride);
+    }
+    if constexpr (LOG_RADIX >= 2) {
+      if (r == 2) ntt_round<4, Mul>(sh, roots, k, q0, log_cols, stride);
+    }
+    if (r == 1) ntt_round<2, Mul>(sh, roots, k, q0, log_cols, stride);
     q0 += r;
     __syncthreads();
   }
@@ -179,16 +186,24 @@ DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
   }
 }
 
-// The variants (blocks have at most NTT_BLOCK_ELEMS / 8 = 128 threads): products inline;
-// inline with registers capped for 4 blocks an SM; products out of line.
+// The variants (`PassVariant` in ntt.rs picks one): radix 8 with 128 threads a block, products
+// inline or out of line; radix 4 with 256 threads, registers capped for 3 blocks an SM;
+// radix 4 capped for 4 blocks (a few spilled words); radix 2 with 512 threads, capped for
+// 2 blocks an SM.
 extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<InlineMul>(NTT_PASS_ARGS);
-}
-extern "C" __global__ void __launch_bounds__(128, 4) ntt_radix_pass_4(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<InlineMul>(NTT_PASS_ARGS);
+  ntt_radix_pass_body<InlineMul, 3>(NTT_PASS_ARGS);
 }
 extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass_call(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<CalledMul>(NTT_PASS_ARGS);
+  ntt_radix_pass_body<CalledMul, 3>(NTT_PASS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(256, 3) ntt_radix4_pass(NTT_PASS_PARAMS) {
+  ntt_radix_pass_body<InlineMul, 2>(NTT_PASS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(256, 4) ntt_radix4_pass_4(NTT_PASS_PARAMS) {
+  ntt_radix_pass_body<InlineMul, 2>(NTT_PASS_ARGS);
+}
+extern "C" __global__ void __launch_bounds__(512, 2) ntt_radix2_pass(NTT_PASS_PARAMS) {
+  ntt_radix_pass_body<InlineMul, 1>(NTT_PASS_ARGS);
 }
 
 extern "C" __global__ void fr_mul(Fr* a, const Fr* b, u32 n) {

@@ -16,8 +16,10 @@ pub struct Program {
 pub const NTT_KERNELS: &[&str] = &[
     "ntt_twiddles",
     "ntt_radix_pass",
-    "ntt_radix_pass_4",
     "ntt_radix_pass_call",
+    "ntt_radix4_pass",
+    "ntt_radix4_pass_4",
+    "ntt_radix2_pass",
     "fr_mul",
     "fr_sub",
     "fr_scale",

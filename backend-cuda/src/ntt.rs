@@ -110,7 +110,14 @@ struct PassLaunch {
     k: u32,
     log_cols: u32,
     blocks: u32,
-    threads: u32,
+}
+
+impl PassLaunch {
+    /// Threads a block for a kernel whose rounds hold 2^log_radix elements a thread (at least
+    /// a warp; the kernels stride, so any count is correct).
+    fn threads(&self, log_radix: u32) -> u32 {
+        ((1u32 << (self.k + self.log_cols)) >> log_radix).max(32)
+    }
 }
 
 /// The launches of an NTT of 2^log_n: as many columns a block as fit in BLOCK_ELEMS, and as
@@ -123,22 +130,35 @@ fn plan_launches(log_n: u32) -> Vec<PassLaunch> {
             let log_block = BLOCK_ELEMS.trailing_zeros();
             let log_cols = (log_block - k).min(if s0 == 0 { log_n - k } else { s0 });
             let elems = 1u32 << (k + log_cols);
-            let launch = PassLaunch { s0, k, log_cols, blocks: (1u32 << log_n) / elems, threads: (elems / 8).max(32) };
+            let launch = PassLaunch { s0, k, log_cols, blocks: (1u32 << log_n) / elems };
             s0 += k;
             launch
         })
         .collect()
 }
 
-/// The pass kernel (`ntt.cu`'s variants): `G16_CUDA_NTT_KERNEL` = `inline` (the default: Fr
-/// products inline), `bounded` (inline, registers capped for 4 blocks an SM) or `call` (one
-/// out-of-line product); an experiment switch.
-fn pass_kernel() -> &'static str {
-    match std::env::var("G16_CUDA_NTT_KERNEL").as_deref() {
-        Ok("bounded") => "ntt_radix_pass_4",
-        Ok("call") => "ntt_radix_pass_call",
-        _ => "ntt_radix_pass",
-    }
+/// One of `ntt.cu`'s pass kernels: its name and the most stages a round runs in registers (a
+/// block has BLOCK_ELEMS >> log_radix threads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PassVariant {
+    kernel: &'static str,
+    log_radix: u32,
+}
+
+/// Every pass kernel, by its `G16_CUDA_NTT_KERNEL` name; the first is the default.
+const PASS_VARIANTS: [(&str, PassVariant); 5] = [
+    ("r4", PassVariant { kernel: "ntt_radix4_pass", log_radix: 2 }),
+    ("r8", PassVariant { kernel: "ntt_radix_pass", log_radix: 3 }),
+    ("r8call", PassVariant { kernel: "ntt_radix_pass_call", log_radix: 3 }),
+    ("r4x4", PassVariant { kernel: "ntt_radix4_pass_4", log_radix: 2 }),
+    ("r2", PassVariant { kernel: "ntt_radix2_pass", log_radix: 1 }),
+];
+
+/// The pass kernel: `G16_CUDA_NTT_KERNEL` names one of PASS_VARIANTS (an experiment switch),
+/// else the default.
+fn pass_variant() -> PassVariant {
+    let chosen = std::env::var("G16_CUDA_NTT_KERNEL").ok();
+    PASS_VARIANTS.iter().find(|(name, _)| chosen.as_deref() == Some(*name)).unwrap_or(&PASS_VARIANTS[0]).1
 }
 
 /// `G16_CUDA_NTT_TWIDDLES=split`: inter-pass twiddles from split tables (two small-table reads
@@ -250,16 +270,16 @@ impl CudaDevice {
             _ => (0, 0),
         };
         let passes = plan_launches(log_n);
-        let kernel = pass_kernel();
+        let variant = pass_variant();
         let bufs = [self.ptr(&buf.data), self.ptr(&scratch)];
         let result = self.span(name, tag, || {
             for (i, pass) in passes.iter().enumerate() {
                 let (input, output) = (bufs[i % 2], bufs[(i + 1) % 2]);
                 let (first, last) = (i == 0, i + 1 == passes.len());
                 self.launch(
-                    kernel,
+                    variant.kernel,
                     pass.blocks,
-                    pass.threads,
+                    pass.threads(variant.log_radix),
                     &[
                         Arg::Ptr(input),
                         Arg::Ptr(output),
@@ -440,8 +460,9 @@ static std::vector<Fr> read_frs() {
 int main() {
   unsigned log_n, load_mode, store_mode, passes, split, variant;
   if (scanf("%u %u %u %u %u %u", &log_n, &load_mode, &store_mode, &passes, &split, &variant) != 6) return 2;
-  void (*kernels[3])(NTT_PASS_PARAMS) = {ntt_radix_pass, ntt_radix_pass_4, ntt_radix_pass_call};
-  if (variant > 2) return 2;
+  void (*kernels[5])(NTT_PASS_PARAMS) = {ntt_radix4_pass, ntt_radix_pass, ntt_radix_pass_call, ntt_radix4_pass_4,
+                                         ntt_radix2_pass};
+  if (variant > 4) return 2;
   std::vector<Fr> a = read_frs(), tw = read_frs(), tw_lo = read_frs(), roots = read_frs();
   std::vector<Fr> load_hi = read_frs(), load_lo = read_frs(), store_hi = read_frs(), store_lo = read_frs();
   std::vector<Fr> b(a.size());
@@ -574,8 +595,9 @@ int main() {
                 let input: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
                 for kind in [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse] {
                     let want = reference(&input, kind);
-                    // Each kernel variant with the half table; the default one with split twiddles.
-                    for (split, variant) in [(false, 0), (false, 1), (false, 2), (true, 0)] {
+                    // Each kernel (PASS_VARIANTS' order) with the half table; the default one with
+                    // split twiddles.
+                    for (split, variant) in [(false, 0), (false, 1), (false, 2), (false, 3), (false, 4), (true, 0)] {
                         let got = emulated_ntt(&exe, &input, kind, split, variant);
                         assert!(
                             got == want,
