@@ -460,9 +460,8 @@ static std::vector<Fr> read_frs() {
 int main() {
   unsigned log_n, load_mode, store_mode, passes, split, variant;
   if (scanf("%u %u %u %u %u %u", &log_n, &load_mode, &store_mode, &passes, &split, &variant) != 6) return 2;
-  void (*kernels[5])(NTT_PASS_PARAMS) = {ntt_radix4_pass, ntt_radix_pass, ntt_radix_pass_call, ntt_radix4_pass_4,
-                                         ntt_radix2_pass};
-  if (variant > 4) return 2;
+  void (*kernels[])(NTT_PASS_PARAMS) = {PASS_KERNELS};
+  if (variant >= sizeof(kernels) / sizeof(kernels[0])) return 2;
   std::vector<Fr> a = read_frs(), tw = read_frs(), tw_lo = read_frs(), roots = read_frs();
   std::vector<Fr> load_hi = read_frs(), load_lo = read_frs(), store_hi = read_frs(), store_lo = read_frs();
   std::vector<Fr> b(a.size());
@@ -514,7 +513,7 @@ int main() {
             input: &[Fr],
             kind: NttKind,
             split_twiddles: bool,
-            variant: u8,
+            variant: usize,
         ) -> Vec<Fr> {
             let n = input.len();
             let log_n = n.trailing_zeros();
@@ -574,7 +573,12 @@ int main() {
             std::fs::create_dir_all(&dir).expect("temp dir");
             let ff = include_str!("../../kernels/ff.cuh");
             let ntt = include_str!("../../kernels/ntt.cu");
-            let source = format!("#define G16_HOST_EMULATION\n{HARNESS}\n{ff}\n{ntt}\n{MAIN}");
+            // The harness indexes the pass kernels in PASS_VARIANTS' order.
+            let kernels: Vec<&str> = PASS_VARIANTS.iter().map(|(_, v)| v.kernel).collect();
+            let source = format!(
+                "#define G16_HOST_EMULATION\n{HARNESS}\n{ff}\n{ntt}\n#define PASS_KERNELS {}\n{MAIN}",
+                kernels.join(", ")
+            );
             std::fs::write(dir.join("ntt_harness.cpp"), source).expect("write harness");
             let exe = dir.join("ntt_harness");
             let out = Command::new(&cxx)
@@ -597,7 +601,8 @@ int main() {
                     let want = reference(&input, kind);
                     // Each kernel (PASS_VARIANTS' order) with the half table; the default one with
                     // split twiddles.
-                    for (split, variant) in [(false, 0), (false, 1), (false, 2), (false, 3), (false, 4), (true, 0)] {
+                    let variants = (0..PASS_VARIANTS.len()).map(|v| (false, v)).chain([(true, 0)]);
+                    for (split, variant) in variants {
                         let got = emulated_ntt(&exe, &input, kind, split, variant);
                         assert!(
                             got == want,
