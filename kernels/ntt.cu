@@ -15,9 +15,9 @@
 // A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements, 32 KB of
 // shared memory), loaded and stored a row at a time so that the columns' elements, adjacent in
 // memory, are read and written together. Between load and store the k stages run in rounds of
-// up to 3 (radix 8): each thread takes the 8 (or 4, 2) elements a round combines into
-// registers, runs the round's stages there, and puts them back: one shared-memory round trip
-// and one barrier a round instead of a stage.
+// up to 2 stages (radix 4, the default kernel; 3 or 1 in the variants): each thread takes the
+// 4 (or 8, 2) elements a round combines into registers, runs the round's stages there, and
+// puts them back: one shared-memory round trip and one barrier a round instead of a stage.
 //
 // Orders: DIT wants its input bit-reversed. The first pass reads it so without scattered
 // reads: its block b takes the 2^k rows of columns c = b·cols + m of the input seen as a
@@ -186,10 +186,11 @@ DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
   }
 }
 
-// The variants (`PassVariant` in ntt.rs picks one): radix 8 with 128 threads a block, products
-// inline or out of line; radix 4 with 256 threads, registers capped for 3 blocks an SM;
-// radix 4 capped for 4 blocks (a few spilled words); radix 2 with 512 threads, capped for
-// 2 blocks an SM.
+// The variants (`PassVariant` in ntt.rs picks one; H200, 2^24: backend-cuda/NOTES.md): radix 8
+// with 128 threads a block, products inline (10.4 ms: 25% occupancy, the products' carry
+// chains wait) or out of line (7.2 ms); radix 4 with 256 threads, registers capped for 3 blocks
+// an SM (the default, 7.2 ms), or for 4 (a few spilled words, 7.2 ms); radix 2 with 512
+// threads, capped for 2 blocks an SM (9.0 ms).
 extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass(NTT_PASS_PARAMS) {
   ntt_radix_pass_body<InlineMul, 3>(NTT_PASS_ARGS);
 }
