@@ -1,4 +1,6 @@
 #!/bin/bash
+# Run 1 of the NTT work (sent as the command of one call). Its bench steps failed: `--sizes` takes
+# one size or a range A..B, not a list; ntt-run2.sh runs one size a call.
 # NTT device cycle (issue 3): conformance NTT tests at GPU sizes, then g16 bench (default kernel,
 # against the CPU), the A/B variants, and ncu on the 2^24 passes. Everything lands in $OUT.
 set -uo pipefail
