@@ -31,10 +31,8 @@ pub const MAX_NTT_LOG2: u32 = 31;
 /// Split tables: power(i) = hi[i >> 12]·lo[i & 4095] (`NTT_SPLIT` in ntt.cu).
 const SPLIT: u32 = 12;
 
-/// Elements per block (`NTT_BLOCK_ELEMS` in ntt.cu), and the shared array with its row pads
-/// (`NTT_SHARED_ELEMS`).
+/// Elements per block (`NTT_BLOCK_ELEMS` in ntt.cu).
 const BLOCK_ELEMS: u32 = 1024;
-const SHARED_ELEMS: u32 = 1280;
 
 /// The butterflies' roots: ω_(2^ROOTS_LOG)^j for j < 2^(ROOTS_LOG − 1) (`NTT_ROOTS_LOG`); a
 /// pass has at most ROOTS_LOG stages.
@@ -103,7 +101,7 @@ pub fn plan_passes(log_n: u32) -> Vec<u32> {
     (0..count).map(|i| log_n / count + u32::from(i < log_n % count)).collect()
 }
 
-/// One launch of `ntt_radix_pass`: stages s0+1 … s0+k, blocks of 2^log_cols columns.
+/// One launch of a pass kernel: stages s0+1 … s0+k, blocks of 2^log_cols columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct PassLaunch {
     s0: u32,
@@ -373,6 +371,9 @@ impl CudaDevice {
 mod tests {
     use super::*;
 
+    /// The kernel's shared array, row pads included (`NTT_SHARED_ELEMS` in ntt.cu).
+    const SHARED_ELEMS: u32 = 1280;
+
     #[test]
     fn passes_cover_every_stage_within_the_block() {
         for log_n in 1..=31 {
@@ -380,6 +381,19 @@ mod tests {
             assert_eq!(passes.iter().sum::<u32>(), log_n, "2^{log_n}: {passes:?}");
             let most = if passes.len() == 1 { ROOTS_LOG } else { MAX_PASS_STAGES };
             assert!(passes.iter().all(|&k| (1..=most).contains(&k)), "{passes:?}");
+        }
+    }
+
+    #[test]
+    fn constants_agree_with_the_kernel_source() {
+        let source = include_str!("../../kernels/ntt.cu");
+        for (name, value) in [
+            ("NTT_SPLIT", SPLIT),
+            ("NTT_BLOCK_ELEMS", BLOCK_ELEMS),
+            ("NTT_SHARED_ELEMS", SHARED_ELEMS),
+            ("NTT_ROOTS_LOG", ROOTS_LOG),
+        ] {
+            assert!(source.contains(&format!("#define {name} {value}\n")), "ntt.cu: #define {name} {value}");
         }
     }
 
