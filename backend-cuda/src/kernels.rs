@@ -13,7 +13,18 @@ pub struct Program {
     pub kernels: &'static [&'static str],
 }
 
-pub const NTT_KERNELS: &[&str] = &["ntt_twiddles", "ntt_pass", "fr_mul", "fr_sub", "fr_scale", "fr_quotient"];
+pub const NTT_KERNELS: &[&str] = &[
+    "ntt_twiddles",
+    "ntt_radix_pass",
+    "ntt_radix_pass_call",
+    "ntt_radix4_pass",
+    "ntt_radix4_pass_4",
+    "ntt_radix2_pass",
+    "fr_mul",
+    "fr_sub",
+    "fr_scale",
+    "fr_quotient",
+];
 
 pub const MSM_KERNELS: &[&str] = &[
     "msm_count",
