@@ -105,10 +105,14 @@ stage2() {
     b 60 --backends wgpu,cuda,cpu --ops msm-g2 --sizes 20 --runs 3 --warmup 1
     b 60 --backends wgpu,cuda,cpu --ops ntt --sizes 22 --runs 5
     b 60 --backends wgpu,cuda,cpu --ops ntt --sizes 24 --runs 3 --warmup 1
-    timeout 150 $d/g16 prove --backend wgpu --circuit synthetic --size 20 --trace "$OUT/t.json" \
+    timeout 100 $d/g16 prove --backend wgpu --circuit synthetic --size 20 --trace "$OUT/t.json" \
         2>&1 | tee "$OUT/prove.txt"
-    b 60 --backends wgpu,cuda,cpu --ops prove --sizes 20 --runs 3 --warmup 1
-    G16_CONFORMANCE=large timeout 120 $d/backend_wgpu --test-threads 1 --skip u32 2>&1 | tee "$OUT/conformance.txt"
+    # The default formula path (plain on a GPU) at the large sizes; then the interpreter's MSMs.
+    G16_CONFORMANCE=large timeout 100 $d/backend_wgpu --test-threads 1 --skip u32 --skip other_formulas \
+        2>&1 | tee "$OUT/conformance.txt"
+    b 60 --backends wgpu,cuda,cpu --ops prove --sizes 20 --runs 2 --warmup 1
+    G16_CONFORMANCE=large timeout 60 $d/backend_wgpu --test-threads 1 other_formulas::int64::msm \
+        2>&1 | tee -a "$OUT/conformance.txt"
 }
 
 loaders

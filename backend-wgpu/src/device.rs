@@ -24,8 +24,7 @@ pub struct Options {
     /// Take the 32-bit arithmetic path even where the adapter offers SHADER_INT64.
     pub force_u32: bool,
     /// How to compile the curve formulas; `None`: `G16_WGPU_FORMULAS` if set, else
-    /// [`Formulas::Interpreted`] on CPU adapters (llvmpipe: compile time rules) and
-    /// [`Formulas::Plain`] on GPUs.
+    /// [`Formulas::DEFAULT`].
     pub formulas: Option<Formulas>,
     /// Lower the per-binding size limit below the adapter's (tests of split bindings).
     pub max_binding_bytes: Option<u64>,
@@ -238,12 +237,7 @@ impl WgpuDevice {
         } else {
             Arith::U32
         };
-        let formulas = options.formulas.or_else(Formulas::from_env).unwrap_or(
-            match adapter.get_info().device_type {
-                wgpu::DeviceType::Cpu => Formulas::Interpreted,
-                _ => Formulas::Plain,
-            },
-        );
+        let formulas = options.formulas.or_else(Formulas::from_env).unwrap_or(Formulas::DEFAULT);
         let mut binding_bytes = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         if let Some(cap) = options.max_binding_bytes {
             binding_bytes = binding_bytes.min(cap);

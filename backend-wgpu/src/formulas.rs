@@ -552,7 +552,8 @@ mod tests {
                 join([out[&format!("{name}.c0")], out[&format!("{name}.c1")]])
             }
         };
-        let affine = |out: &HashMap<String, Fq>| (coord(out, "x") / coord(out, "zz"), coord(out, "y") / coord(out, "zzz"));
+        let affine =
+            |out: &HashMap<String, Fq>| (coord(out, "x") / coord(out, "zz"), coord(out, "y") / coord(out, "zzz"));
         // What a head function returns, as the tail's `h` input.
         let as_h = |out: HashMap<String, Fq>| -> HashMap<String, Fq> {
             out.into_iter().map(|(k, v)| (format!("h.{k}"), v)).collect()

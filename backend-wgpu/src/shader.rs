@@ -36,14 +36,22 @@ impl Arith {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Formulas {
     /// Programs run by an interpreter in the shader (formulas.rs, vm.wgsl): small modules
-    /// that llvmpipe compiles in seconds, registers kept in private memory.
+    /// that compile in about a second, one Montgomery product per kernel, registers in
+    /// private memory.
     Interpreted,
-    /// Straight-line WGSL (curve_plain.wgsl, msm_bucket_plain.wgsl): points in registers,
-    /// for GPUs, whose compilers inline the formulas in milliseconds.
+    /// Straight-line WGSL (curve_plain.wgsl, msm_bucket_plain.wgsl): every formula inlined,
+    /// points as values. Measured slower on the H200 (NVIDIA Vulkan 580: MSM G1 2^20 in
+    /// 550 ms against 215 ms interpreted; G1's module 14 s to compile, G2's over 45 s) and
+    /// minutes to compile on llvmpipe, so it is opt-in (`G16_WGPU_FORMULAS=plain`), kept for
+    /// drivers where inlining pays and as the baseline of that comparison.
     Plain,
 }
 
 impl Formulas {
+    /// What a device takes unless told otherwise: the interpreter, faster on every adapter
+    /// measured so far (lavapipe and the H200).
+    pub const DEFAULT: Formulas = Formulas::Interpreted;
+
     pub fn name(self) -> &'static str {
         match self {
             Formulas::Interpreted => "interpreted",

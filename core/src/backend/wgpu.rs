@@ -12,10 +12,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use g16_wgpu::{Arith, FrBuffer, G1Buffer, G2Buffer, Options, WgpuDevice, WgpuError};
 /// How the MSM kernels compute curve formulas (`G16_WGPU_FORMULAS=plain|interpreted`
-/// overrides the adapter's default: interpreted on CPU adapters, plain on GPUs).
+/// overrides the default, the interpreter: see `Formulas::Plain` for the measurements).
 pub use g16_wgpu::Formulas;
+use g16_wgpu::{Arith, FrBuffer, G1Buffer, G2Buffer, Options, WgpuDevice, WgpuError};
 
 use super::{
     check_range, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, G1Bases, G2Bases, NttKind,
@@ -60,14 +60,14 @@ fn map_err(e: WgpuError) -> BackendError {
 impl WgpuBackend {
     /// Adapter `ordinal`, on the arithmetic path `G16_WGPU_ARITH` asks for (default: int64
     /// where the adapter has it) and the formula path `G16_WGPU_FORMULAS` asks for (default:
-    /// the adapter's).
+    /// interpreted).
     pub fn open(ordinal: usize) -> Result<WgpuBackend, BackendError> {
         let force_u32 = std::env::var(ARITH_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("u32"));
         Self::open_with(ordinal, force_u32, Formulas::from_env())
     }
 
     /// Adapter `ordinal`; `force_u32` takes the 32-bit path even where SHADER_INT64 exists;
-    /// `formulas` forces a formula path (`None`: the adapter's default).
+    /// `formulas` forces a formula path (`None`: `G16_WGPU_FORMULAS`, else the default).
     pub fn open_with(ordinal: usize, force_u32: bool, formulas: Option<Formulas>) -> Result<WgpuBackend, BackendError> {
         let mut cache = devices().lock().unwrap_or_else(|p| p.into_inner());
         let key = (ordinal, force_u32, formulas);
