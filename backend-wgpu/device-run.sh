@@ -23,6 +23,12 @@
 #   bash backend-wgpu/device-run.sh prove        # g16 prove --backend wgpu --trace $OUT/t.json
 #
 # `all` runs every stage in turn (more than 10 minutes: only with a longer limit).
+#
+# `s2` is the one-call version (binaries in .device/wgpu, G16_DEV=.device/wgpu, with
+# cache/cuda filled ahead by `G16_CACHE_DIR=.device/wgpu/cache cargo run --release -p g16-cuda
+# --example fill_cache -- sm_90`): pipelines, benchmarks against CUDA and the CPU, the traced
+# proof, the large suite. Its first run (2026-11-30) needed more than 5 minutes: what it got to
+# is in benches/results/h200-wgpu-s2*.
 set -uo pipefail
 # The repository root (the script may also run from a copy under .device/).
 [ -d backend-wgpu ] || cd "$(dirname "$0")/.."
@@ -91,7 +97,8 @@ stage2() {
         rm -rf /tmp/pc-$f
         for run in cold warm; do
             echo "== pipelines, $f formulas, $run" | tee -a "$OUT/pipelines.txt"
-            G16_CACHE_DIR=/tmp/pc-$f G16_WGPU_FORMULAS=$f __GL_SHADER_DISK_CACHE=0 timeout 60 $d/wgpu_pipelines \
+            # The plain path's G2 module took over 45 s on the H200 (benches/results/h200-wgpu-s2-pipelines.txt).
+            G16_CACHE_DIR=/tmp/pc-$f G16_WGPU_FORMULAS=$f __GL_SHADER_DISK_CACHE=0 timeout 90 $d/wgpu_pipelines \
                 2>&1 | tee -a "$OUT/pipelines.txt"
         done
     done
@@ -99,7 +106,8 @@ stage2() {
     mkdir -p $G16_CACHE_DIR && cp -r $d/cache/cuda $G16_CACHE_DIR/ 2>/dev/null
     b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$OUT/bench.txt"; }
     b 90 --backends wgpu,cuda,cpu --ops msm-g1 --sizes 20 --runs 5
-    G16_WGPU_FORMULAS=interpreted b 30 --backends wgpu --ops msm-g1 --sizes 20 --runs 3
+    # The default is the interpreter; the plain formula path for comparison.
+    G16_WGPU_FORMULAS=plain b 90 --backends wgpu --ops msm-g1 --sizes 20 --runs 3
     b 60 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
     b 60 --backends cpu --ops msm-g1 --sizes 22 --runs 3 --warmup 1
     b 60 --backends wgpu,cuda,cpu --ops msm-g2 --sizes 20 --runs 3 --warmup 1
@@ -111,8 +119,8 @@ stage2() {
     G16_CONFORMANCE=large timeout 100 $d/backend_wgpu --test-threads 1 --skip u32 --skip other_formulas \
         2>&1 | tee "$OUT/conformance.txt"
     b 60 --backends wgpu,cuda,cpu --ops prove --sizes 20 --runs 2 --warmup 1
-    G16_CONFORMANCE=large timeout 60 $d/backend_wgpu --test-threads 1 other_formulas::int64::msm \
-        2>&1 | tee -a "$OUT/conformance.txt"
+    G16_WGPU_FORMULAS=plain G16_CONFORMANCE=large timeout 120 $d/backend_wgpu --test-threads 1 msm_g \
+        --skip u32 2>&1 | tee -a "$OUT/conformance.txt"
 }
 
 loaders
