@@ -23,8 +23,15 @@
 #   bash backend-wgpu/device-run.sh prove        # g16 prove --backend wgpu --trace $OUT/t.json
 #
 # `all` runs every stage in turn (more than 10 minutes: only with a longer limit).
+#
+# `s2` is the one-call version (binaries in .device/wgpu, G16_DEV=.device/wgpu, with
+# cache/cuda filled ahead by `G16_CACHE_DIR=.device/wgpu/cache cargo run --release -p g16-cuda
+# --example fill_cache -- sm_90`): pipelines, benchmarks against CUDA and the CPU, the traced
+# proof, the large suite. Its first run (2026-11-30) needed more than 5 minutes: what it got to
+# is in benches/results/h200-wgpu-s2*.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+# The repository root (the script may also run from a copy under .device/).
+[ -d backend-wgpu ] || cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/g16-out}
 mkdir -p "$OUT"
 # Keys and the pipeline cache stay off $OUT (a 2^20 key is hundreds of MB).
@@ -35,7 +42,7 @@ loaders() {
         for f in .gl/*.deb; do dpkg -x "$f" /; done
         ldconfig
     fi
-    if ! .device/g16 devices 2>/dev/null | grep -q "wgpu  available"; then
+    if ! ${G16_DEV:-.device}/g16 devices 2>/dev/null | grep -q "wgpu  available"; then
         export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
         export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
     fi
@@ -76,6 +83,46 @@ prove() {
     G16_WGPU_ARITH=u32 .device/g16 prove --backend wgpu --circuit synthetic --size 18 --json | tee "$OUT/prove-u32.json"
 }
 
+# Everything in one call (the session's device share is short), most important first, every
+# step under its own timeout so one slow step cannot starve the rest: pipeline creation cold
+# and warm on both formula paths, the benchmarks against CUDA and the CPU (one `g16 bench` per
+# case, so each writes its JSON before the next starts), the traced proof, then the large
+# conformance suite on both formula paths. Binaries and caches come from .device/wgpu
+# (G16_DEV=.device/wgpu; its cache/cuda holds the CUDA kernels compiled ahead for sm_90).
+stage2() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s2.jsonl"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+    $d/g16 devices | tee "$OUT/devices.txt"
+    for f in plain interpreted; do
+        rm -rf /tmp/pc-$f
+        for run in cold warm; do
+            echo "== pipelines, $f formulas, $run" | tee -a "$OUT/pipelines.txt"
+            # The plain path's G2 module took over 45 s on the H200 (benches/results/h200-wgpu-s2-pipelines.txt).
+            G16_CACHE_DIR=/tmp/pc-$f G16_WGPU_FORMULAS=$f __GL_SHADER_DISK_CACHE=0 timeout 90 $d/wgpu_pipelines \
+                2>&1 | tee -a "$OUT/pipelines.txt"
+        done
+    done
+    export G16_CACHE_DIR=/tmp/g16-cache
+    mkdir -p $G16_CACHE_DIR && cp -r $d/cache/cuda $G16_CACHE_DIR/ 2>/dev/null
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$OUT/bench.txt"; }
+    b 90 --backends wgpu,cuda,cpu --ops msm-g1 --sizes 20 --runs 5
+    # The default is the interpreter; the plain formula path for comparison.
+    G16_WGPU_FORMULAS=plain b 90 --backends wgpu --ops msm-g1 --sizes 20 --runs 3
+    b 60 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 60 --backends cpu --ops msm-g1 --sizes 22 --runs 3 --warmup 1
+    b 60 --backends wgpu,cuda,cpu --ops msm-g2 --sizes 20 --runs 3 --warmup 1
+    b 60 --backends wgpu,cuda,cpu --ops ntt --sizes 22 --runs 5
+    b 60 --backends wgpu,cuda,cpu --ops ntt --sizes 24 --runs 3 --warmup 1
+    timeout 100 $d/g16 prove --backend wgpu --circuit synthetic --size 20 --trace "$OUT/t.json" \
+        2>&1 | tee "$OUT/prove.txt"
+    # The default formula path (plain on a GPU) at the large sizes; then the interpreter's MSMs.
+    G16_CONFORMANCE=large timeout 100 $d/backend_wgpu --test-threads 1 --skip u32 --skip other_formulas \
+        2>&1 | tee "$OUT/conformance.txt"
+    b 60 --backends wgpu,cuda,cpu --ops prove --sizes 20 --runs 2 --warmup 1
+    G16_WGPU_FORMULAS=plain G16_CONFORMANCE=large timeout 120 $d/backend_wgpu --test-threads 1 msm_g \
+        --skip u32 2>&1 | tee -a "$OUT/conformance.txt"
+}
+
 loaders
 FILTER=${2:-}
 case "${1:-all}" in
@@ -84,5 +131,6 @@ case "${1:-all}" in
     bench) bench ;;
     prove) prove ;;
     all) setup; conformance; bench; prove ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all" >&2; exit 2 ;;
+    s2) stage2 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2" >&2; exit 2 ;;
 esac

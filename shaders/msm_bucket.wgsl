@@ -12,43 +12,7 @@
 // Then each window's buckets are reduced Σ_k (k+1)·S_k by running sums over segments of
 // the window, one thread per segment, and the segment results are summed in groups.
 
-struct Params {
-    // accumulate: task size, bucket count, base offset of this launch's first scalar.
-    t: u32,
-    nb: u32,
-    base_offset: u32,
-    // reduce over windows: windows, buckets per window (B), segments per window, the ones bucket.
-    nwin: u32,
-    half_buckets: u32,
-    segments: u32,
-    ones_bucket: u32,
-    // reduce over groups: outputs, and inputs per output.
-    outputs: u32,
-    group: u32,
-    // accumulate: 0 over bases, 1 over partials. reduce: 0 over windows, 1 over groups.
-    mode: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-
-const SIGN: u32 = 0x80000000u;
-
-// The bucket whose tasks include task t: the largest b with tasks[b] <= t.
-fn bucket_of_task(t: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.nb;
-    while (hi - lo > 1u) {
-        let mid = (lo + hi) >> 1u;
-        if (tasks[mid] <= t) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
+// Params, SIGN and bucket_of_task: msm_tasks.wgsl.
 
 // Register slots of the points (curve.wgsl), as register indices.
 const P_REG: u32 = 0u;

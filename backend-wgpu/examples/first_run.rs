@@ -17,6 +17,7 @@ fn main() {
     let force_u32 = std::env::args().any(|a| a == "--u32");
     let n: usize = std::env::args().filter_map(|a| a.parse().ok()).next().unwrap_or(300);
     let dev = timed("open", || WgpuDevice::open(&Options { force_u32, ..Default::default() }).unwrap());
+    println!("{:?} path, {} formulas", dev.arith(), dev.formulas().name());
     let mut rng = ark_std::test_rng();
     let s: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
     let g1: Vec<_> = (0..n).map(|i| (G1Projective::generator() * Fr::from(i as u64 + 1)).into_affine()).collect();

@@ -1,5 +1,6 @@
 //! Compiles every module on the first usable adapter and prints how long each took.
-//! `MESA_SHADER_CACHE_DISABLE=true cargo run -p g16-wgpu --example pipelines` measures a cold start.
+//! `MESA_SHADER_CACHE_DISABLE=true cargo run -p g16-wgpu --example pipelines` measures a cold start;
+//! `--u32` forces the 32-bit path, `G16_WGPU_FORMULAS=plain|interpreted` the formula path.
 use g16_wgpu::{shader::Module, Options, WgpuDevice};
 
 fn main() {
@@ -12,7 +13,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    println!("adapter: {} ({:?} path)", dev.adapter(), dev.arith());
+    println!("adapter: {} ({:?} path, {} formulas)", dev.adapter(), dev.arith(), dev.formulas().name());
     for m in Module::ALL {
         if !only.is_empty() && !only.contains(&m.name()) {
             continue;

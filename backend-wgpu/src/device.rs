@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use wgpu::util::DeviceExt;
 
-use crate::shader::{compose, Access, Arith, Elem, Module, Shape, SPLIT_SLOTS};
+use crate::shader::{compose, Access, Arith, Elem, Formulas, Module, Shape, SPLIT_SLOTS};
 use crate::timing::Timing;
 use crate::WgpuError;
 
@@ -23,6 +23,9 @@ pub struct Options {
     pub ordinal: usize,
     /// Take the 32-bit arithmetic path even where the adapter offers SHADER_INT64.
     pub force_u32: bool,
+    /// How to compile the curve formulas; `None`: `G16_WGPU_FORMULAS` if set, else
+    /// [`Formulas::DEFAULT`].
+    pub formulas: Option<Formulas>,
     /// Lower the per-binding size limit below the adapter's (tests of split bindings).
     pub max_binding_bytes: Option<u64>,
     /// The host clock device timestamps are mapped onto (nanoseconds).
@@ -36,7 +39,7 @@ fn default_clock() -> u64 {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { ordinal: 0, force_u32: false, max_binding_bytes: None, clock: default_clock }
+        Options { ordinal: 0, force_u32: false, formulas: None, max_binding_bytes: None, clock: default_clock }
     }
 }
 
@@ -171,6 +174,7 @@ pub struct WgpuDevice {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) arith: Arith,
+    pub(crate) formulas: Formulas,
     pub(crate) limits: wgpu::Limits,
     pub(crate) summary: AdapterSummary,
     /// Largest binding, in bytes, after `Options::max_binding_bytes`.
@@ -233,6 +237,7 @@ impl WgpuDevice {
         } else {
             Arith::U32
         };
+        let formulas = options.formulas.or_else(Formulas::from_env).unwrap_or(Formulas::DEFAULT);
         let mut binding_bytes = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         if let Some(cap) = options.max_binding_bytes {
             binding_bytes = binding_bytes.min(cap);
@@ -249,6 +254,7 @@ impl WgpuDevice {
             device,
             queue,
             arith,
+            formulas,
             limits,
             summary,
             binding_bytes,
@@ -272,6 +278,11 @@ impl WgpuDevice {
 
     pub fn arith(&self) -> Arith {
         self.arith
+    }
+
+    /// How this device's MSM kernels compute the curve formulas.
+    pub fn formulas(&self) -> Formulas {
+        self.formulas
     }
 
     pub fn limits(&self) -> &wgpu::Limits {
@@ -329,7 +340,7 @@ impl WgpuDevice {
 
     fn build_module(&self, module: Module) -> Result<(), WgpuError> {
         let started = Instant::now();
-        let source = compose(module, self.arith);
+        let source = compose(module, self.arith, self.formulas);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let shader = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&module.name()),

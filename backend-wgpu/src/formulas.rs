@@ -278,23 +278,11 @@ pub struct Programs {
 }
 
 pub fn programs(curve: Curve) -> Programs {
-    let w = match curve {
-        Curve::G1 => 1,
-        Curve::G2 => 2,
-    };
-    type Build = fn(&mut Builder);
-    let all: [(&'static str, Build); 6] = [
-        ("MADD_HEAD", madd_head),
-        ("MADD_TAIL", madd_tail),
-        ("MDBL", mdbl),
-        ("ADD_HEAD", add_head),
-        ("ADD_TAIL", add_tail),
-        ("DBL", dbl),
-    ];
+    let w = width(curve);
     let mut words = Vec::new();
     let mut ranges = Vec::new();
     let mut registers = FIXED * w;
-    for (name, build) in all {
+    for (name, build) in FORMULAS {
         let mut b = Builder::new(w);
         build(&mut b);
         let (prog, high) = b.allocate();
@@ -304,6 +292,95 @@ pub fn programs(curve: Curve) -> Programs {
         ranges.push((name, start, words.len() as u32));
     }
     Programs { words, ranges, registers, w }
+}
+
+type Build = fn(&mut Builder);
+
+/// The six formulas, by name: the order of [`Programs::ranges`].
+const FORMULAS: [(&str, Build); 6] = [
+    ("MADD_HEAD", madd_head),
+    ("MADD_TAIL", madd_tail),
+    ("MDBL", mdbl),
+    ("ADD_HEAD", add_head),
+    ("ADD_TAIL", add_tail),
+    ("DBL", dbl),
+];
+
+fn width(curve: Curve) -> u16 {
+    match curve {
+        Curve::G1 => 1,
+        Curve::G2 => 2,
+    }
+}
+
+/// The plain path: the same formulas as straight-line WGSL functions over point values
+/// (`<g>_affine`, `<g>_xyzz`, `<g>_head`: shaders/curve_plain.wgsl), one `let` per
+/// instruction of the program before register allocation. Nothing is interpreted and no
+/// register file lives in memory, so a GPU's compiler keeps every value in registers; the
+/// price is compile time (every call site inlines the whole formula), which real GPUs'
+/// compilers pay in milliseconds and llvmpipe in seconds.
+///
+/// Each function reads its inputs from parameters `p` (XYZZ), `q` (affine or XYZZ), `h`
+/// (what the head left: PP, R, U1, S1) and returns its outputs in a fresh value.
+pub fn plain_wgsl(curve: Curve) -> String {
+    let w = width(curve);
+    let g = curve.prefix();
+    let fld = if w == 1 { "fq" } else { "fq2" };
+    let (xyzz, affine, head) = (format!("{g}_xyzz"), format!("{g}_affine"), format!("{g}_head"));
+    let mut s = format!("struct {head} {{\n    pp: {fld},\n    r: {fld},\n    u1: {fld},\n    s1: {fld},\n}}\n\n");
+    for (name, build) in FORMULAS {
+        let (params, ret) = match name {
+            "MADD_HEAD" => (format!("p: {xyzz}, q: {affine}"), &head),
+            "MADD_TAIL" => (format!("p: {xyzz}, h: {head}"), &xyzz),
+            "MDBL" => (format!("q: {affine}"), &xyzz),
+            "ADD_HEAD" => (format!("p: {xyzz}, q: {xyzz}"), &head),
+            "ADD_TAIL" => (format!("p: {xyzz}, q: {xyzz}, h: {head}"), &xyzz),
+            _ => (format!("p: {xyzz}"), &xyzz),
+        };
+        let mut b = Builder::new(w);
+        build(&mut b);
+        s.push_str(&format!("fn {g}_{}({params}) -> {ret} {{\n    var out: {ret};\n", name.to_lowercase()));
+        let operand = |r: u16| if r < FIXED * w { fixed_path(r, w) } else { format!("t{r}") };
+        for &(op, d, a, bb) in &b.ins {
+            let value = match op {
+                OP_MUL => format!("fq_mul({}, {})", operand(a), operand(bb)),
+                OP_ADD => format!("fq_add({}, {})", operand(a), operand(bb)),
+                OP_SUB => format!("fq_sub({}, {})", operand(a), operand(bb)),
+                _ => operand(a),
+            };
+            if d >= FIXED * w {
+                s.push_str(&format!("    let t{d} = {value};\n"));
+            } else {
+                // An output: the fixed slot's field of the returned value.
+                let path = fixed_path(d, w);
+                let field = path.split_once('.').map_or(path.as_str(), |(_, f)| f);
+                s.push_str(&format!("    out.{field} = {value};\n"));
+            }
+        }
+        s.push_str("    return out;\n}\n\n");
+    }
+    s
+}
+
+/// The WGSL path of fixed register `r`: P's coordinates in `p`, Q's in `q`, the head's
+/// results in `h`; `.c0`/`.c1` for an Fq2's halves.
+fn fixed_path(r: u16, w: u16) -> String {
+    const COORDS: [&str; 4] = ["x", "y", "zz", "zzz"];
+    let coord = r / w;
+    let base = match coord {
+        0..4 => format!("p.{}", COORDS[coord as usize]),
+        4..8 => format!("q.{}", COORDS[coord as usize - 4]),
+        PP => "h.pp".to_string(),
+        R => "h.r".to_string(),
+        U1 => "h.u1".to_string(),
+        S1 => "h.s1".to_string(),
+        _ => unreachable!("formulas only use slots below the kernels' spare points"),
+    };
+    if w == 2 {
+        format!("{base}.c{}", r % w)
+    } else {
+        base
+    }
 }
 
 /// WGSL declarations of a curve's program ranges and register file.
@@ -323,6 +400,7 @@ mod tests {
     use ark_bls12_381::{Fq, Fq2, Fr, G1Projective, G2Projective};
     use ark_ec::{CurveGroup, PrimeGroup};
     use ark_ff::{AdditiveGroup, Field, UniformRand};
+    use std::collections::HashMap;
 
     /// The interpreter of shaders/vm.wgsl, on the host.
     fn run(p: &Programs, name: &str, regs: &mut [Fq]) {
@@ -410,6 +488,107 @@ mod tests {
     fn programs_compute_the_group_law() {
         check::<Fq, G1Projective>(Curve::G1, |x| [x, Fq::ZERO], |v| v[0], |p| (p.x, p.y));
         check::<Fq2, G2Projective>(Curve::G2, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
+    }
+
+    /// The plain path's function `func` (generated WGSL text), evaluated on the host: every
+    /// line is `let t = op(a, b);`, `out.f = op(a, b);` or a bare name, so a few string
+    /// splits read it. Inputs and outputs are keyed by WGSL path (`p.x.c0`, `zz`, `pp`).
+    fn eval_plain(src: &str, func: &str, inputs: &HashMap<String, Fq>) -> HashMap<String, Fq> {
+        let start = src.find(&format!("fn {func}(")).unwrap_or_else(|| panic!("{func} missing"));
+        let mut values = inputs.clone();
+        let mut out = HashMap::new();
+        for line in src[start..].lines().skip(1).map(str::trim).take_while(|l| *l != "}") {
+            let Some((lhs, rhs)) = line.trim_end_matches(';').split_once(" = ") else { continue };
+            let look = |n: &str| *values.get(n).unwrap_or_else(|| panic!("{func}: {n} unset"));
+            let v = match rhs.split_once('(') {
+                Some((op, args)) => {
+                    let (a, b) = args.trim_end_matches(')').split_once(", ").expect("two operands");
+                    match op {
+                        "fq_mul" => look(a) * look(b),
+                        "fq_add" => look(a) + look(b),
+                        "fq_sub" => look(a) - look(b),
+                        other => panic!("{func}: unknown op {other}"),
+                    }
+                }
+                None => look(rhs),
+            };
+            match lhs.strip_prefix("out.") {
+                Some(field) => out.insert(field.to_string(), v),
+                None => values.insert(lhs.trim_start_matches("let ").to_string(), v),
+            };
+        }
+        out
+    }
+
+    /// WGSL paths of a point's coordinates under `var` (`p.x` or `p.x.c0`, `p.x.c1`).
+    fn point_env<F: Copy>(var: &str, coords: &[F], w: usize, split: fn(F) -> [Fq; 2]) -> HashMap<String, Fq> {
+        let names = ["x", "y", "zz", "zzz"];
+        let mut env = HashMap::new();
+        for (c, v) in coords.iter().enumerate() {
+            let parts = split(*v);
+            for (k, part) in parts.iter().enumerate().take(w) {
+                let suffix = if w == 2 { format!(".c{k}") } else { String::new() };
+                env.insert(format!("{var}{}{}", if var.is_empty() { "" } else { "." }, names[c]) + &suffix, *part);
+            }
+        }
+        env
+    }
+
+    fn check_plain<F: Field, G: CurveGroup<BaseField = F> + PrimeGroup<ScalarField = Fr>>(
+        curve: Curve,
+        split: fn(F) -> [Fq; 2],
+        join: fn([Fq; 2]) -> F,
+        affine_xy: fn(&G::Affine) -> (F, F),
+    ) {
+        let mut rng = ark_std::test_rng();
+        let src = plain_wgsl(curve);
+        let g = curve.prefix();
+        let w = width(curve) as usize;
+        // An output map's coordinate c as an element of F.
+        let coord = |out: &HashMap<String, Fq>, name: &str| -> F {
+            if w == 1 {
+                join([out[name], Fq::ZERO])
+            } else {
+                join([out[&format!("{name}.c0")], out[&format!("{name}.c1")]])
+            }
+        };
+        let affine =
+            |out: &HashMap<String, Fq>| (coord(out, "x") / coord(out, "zz"), coord(out, "y") / coord(out, "zzz"));
+        // What a head function returns, as the tail's `h` input.
+        let as_h = |out: HashMap<String, Fq>| -> HashMap<String, Fq> {
+            out.into_iter().map(|(k, v)| (format!("h.{k}"), v)).collect()
+        };
+        for _ in 0..4 {
+            let a = (G::generator() * Fr::rand(&mut rng)).into_affine();
+            let b = (G::generator() * Fr::rand(&mut rng)).into_affine();
+            let (ax, ay) = affine_xy(&a);
+            let (bx, by) = affine_xy(&b);
+            let p = point_env("p", &xyzz(ax, ay, F::rand(&mut rng)), w, split);
+            let q = point_env("q", &xyzz(bx, by, F::rand(&mut rng)), w, split);
+            let q_affine = point_env("q", &[bx, by], w, split);
+            let sum = affine_xy(&(a + b).into_affine());
+
+            let mut env: HashMap<String, Fq> = p.clone().into_iter().chain(q.clone()).collect();
+            let h = as_h(eval_plain(&src, &format!("{g}_add_head"), &env));
+            env.extend(h);
+            assert_eq!(affine(&eval_plain(&src, &format!("{g}_add_tail"), &env)), sum, "{curve:?} add");
+
+            let mut env: HashMap<String, Fq> = p.clone().into_iter().chain(q_affine.clone()).collect();
+            let h = as_h(eval_plain(&src, &format!("{g}_madd_head"), &env));
+            env.extend(h);
+            assert_eq!(affine(&eval_plain(&src, &format!("{g}_madd_tail"), &env)), sum, "{curve:?} madd");
+
+            let doubled_b = affine_xy(&(b + b).into_affine());
+            assert_eq!(affine(&eval_plain(&src, &format!("{g}_mdbl"), &q_affine)), doubled_b, "{curve:?} mdbl");
+            let doubled_a = affine_xy(&(a + a).into_affine());
+            assert_eq!(affine(&eval_plain(&src, &format!("{g}_dbl"), &p)), doubled_a, "{curve:?} dbl");
+        }
+    }
+
+    #[test]
+    fn plain_functions_compute_the_group_law() {
+        check_plain::<Fq, G1Projective>(Curve::G1, |x| [x, Fq::ZERO], |v| v[0], |p| (p.x, p.y));
+        check_plain::<Fq2, G2Projective>(Curve::G2, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
     }
 
     #[test]

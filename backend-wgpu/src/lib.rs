@@ -24,7 +24,7 @@ pub mod timing;
 pub use device::{device_count, list_adapters, AdapterSummary, Options, WgpuDevice};
 pub use msm::{G1Buffer, G2Buffer};
 pub use ntt::{FrBuffer, NttKind};
-pub use shader::Arith;
+pub use shader::{Arith, Formulas};
 pub use timing::SpanRecord;
 
 #[derive(Debug, thiserror::Error)]

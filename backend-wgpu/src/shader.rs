@@ -31,6 +31,47 @@ impl Arith {
     }
 }
 
+/// How the curve formulas of the MSM bucket kernels are compiled: the choice is made when
+/// the device opens, so every pipeline of one device takes the same path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Formulas {
+    /// Programs run by an interpreter in the shader (formulas.rs, vm.wgsl): small modules
+    /// that compile in about a second, one Montgomery product per kernel, registers in
+    /// private memory.
+    Interpreted,
+    /// Straight-line WGSL (curve_plain.wgsl, msm_bucket_plain.wgsl): every formula inlined,
+    /// points as values. Measured slower on the H200 (NVIDIA Vulkan 580: MSM G1 2^20 in
+    /// 550 ms against 215 ms interpreted; G1's module 14 s to compile, G2's over 45 s) and
+    /// minutes to compile on llvmpipe, so it is opt-in (`G16_WGPU_FORMULAS=plain`), kept for
+    /// drivers where inlining pays and as the baseline of that comparison.
+    Plain,
+}
+
+impl Formulas {
+    /// What a device takes unless told otherwise: the interpreter, faster on every adapter
+    /// measured so far (lavapipe and the H200).
+    pub const DEFAULT: Formulas = Formulas::Interpreted;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Formulas::Interpreted => "interpreted",
+            Formulas::Plain => "plain",
+        }
+    }
+
+    /// `G16_WGPU_FORMULAS=plain|interpreted` (`vm` also names the interpreter), if set.
+    pub fn from_env() -> Option<Formulas> {
+        match std::env::var(FORMULAS_ENV).ok()?.to_ascii_lowercase().as_str() {
+            "plain" => Some(Formulas::Plain),
+            "interpreted" | "vm" => Some(Formulas::Interpreted),
+            _ => None,
+        }
+    }
+}
+
+/// The variable that overrides the formula path chosen for the adapter.
+pub const FORMULAS_ENV: &str = "G16_WGPU_FORMULAS";
+
 /// Storage bindings per split array: its elements may span up to this many buffers.
 pub const SPLIT_SLOTS: usize = 4;
 
@@ -245,19 +286,23 @@ impl Module {
         }
     }
 
-    fn kernel_source(self) -> &'static str {
+    fn kernel_source(self, formulas: Formulas) -> &'static str {
         match self {
             Module::Ntt => include_str!("../../shaders/ntt.wgsl"),
             Module::Pointwise => include_str!("../../shaders/pointwise.wgsl"),
             Module::MsmSort => include_str!("../../shaders/msm_sort.wgsl"),
             Module::Scan => include_str!("../../shaders/scan.wgsl"),
-            Module::MsmBucket(_) => include_str!("../../shaders/msm_bucket.wgsl"),
+            Module::MsmBucket(_) => match formulas {
+                Formulas::Interpreted => include_str!("../../shaders/msm_bucket.wgsl"),
+                Formulas::Plain => include_str!("../../shaders/msm_bucket_plain.wgsl"),
+            },
         }
     }
 }
 
-/// The full WGSL text of `module` on arithmetic path `arith`.
-pub fn compose(module: Module, arith: Arith) -> String {
+/// The full WGSL text of `module` on arithmetic path `arith`, with the curve formulas
+/// compiled as `formulas` says (only the MSM bucket modules have any).
+pub fn compose(module: Module, arith: Arith, formulas: Formulas) -> String {
     let mut s = String::new();
     s.push_str(match arith {
         Arith::Int64 => include_str!("../../shaders/wide_int64.wgsl"),
@@ -267,14 +312,33 @@ pub fn compose(module: Module, arith: Arith) -> String {
     s.push_str(include_str!("../../shaders/util.wgsl"));
     if let Some(curve) = module.needs_fq() {
         s.push_str(&field_source::<ark_bls12_381::Fq>("fq"));
-        s.push_str(&crate::formulas::wgsl(curve));
-        s.push_str(include_str!("../../shaders/vm.wgsl"));
-        s.push_str(&instantiate_curve(include_str!("../../shaders/curve.wgsl"), curve.prefix(), ""));
+        match formulas {
+            Formulas::Interpreted => {
+                s.push_str(&crate::formulas::wgsl(curve));
+                s.push_str(include_str!("../../shaders/vm.wgsl"));
+                s.push_str(&instantiate_curve(include_str!("../../shaders/curve.wgsl"), curve.prefix(), ""));
+            }
+            Formulas::Plain => {
+                let field = match curve {
+                    Curve::G1 => "fq",
+                    Curve::G2 => {
+                        s.push_str(include_str!("../../shaders/fq2.wgsl"));
+                        "fq2"
+                    }
+                };
+                s.push_str(&instantiate_curve(include_str!("../../shaders/curve_plain.wgsl"), curve.prefix(), field));
+                s.push_str(&crate::formulas::plain_wgsl(curve));
+            }
+        }
     }
-    s.push_str(&bindings_source(&module.bindings()));
-    let kernel = module.kernel_source();
+    let plain_points = formulas == Formulas::Plain;
+    s.push_str(&bindings_source(&module.bindings(), plain_points));
+    let kernel = module.kernel_source(formulas);
     match module {
-        Module::MsmBucket(curve) => s.push_str(&instantiate_curve(kernel, curve.prefix(), "")),
+        Module::MsmBucket(curve) => {
+            s.push_str(include_str!("../../shaders/msm_tasks.wgsl"));
+            s.push_str(&instantiate_curve(kernel, curve.prefix(), ""));
+        }
         _ => s.push_str(kernel),
     }
     s
@@ -350,8 +414,9 @@ impl<P: ark_ff::FpConfig<N>, const N: usize> MontgomeryRepr for ark_ff::Fp<P, N>
     }
 }
 
-/// Declarations and accessors for a module's bindings.
-fn bindings_source(bindings: &[Binding]) -> String {
+/// Declarations and accessors for a module's bindings. Points move through the
+/// interpreter's registers, or, with `plain_points`, as WGSL values.
+fn bindings_source(bindings: &[Binding], plain_points: bool) -> String {
     let mut s = String::new();
     let mut slot = 1; // 0 is the params uniform
     for b in bindings {
@@ -365,7 +430,7 @@ fn bindings_source(bindings: &[Binding]) -> String {
                 s.push_str(&format!("@group(0) @binding({slot}) var<storage, {mode}> {}: {ty};\n", b.name));
                 slot += 1;
                 if b.elem != Elem::U32 {
-                    s.push_str(&accessors(b, &[b.name.to_string()], false));
+                    s.push_str(&accessors(b, &[b.name.to_string()], false, plain_points));
                 }
             }
             Shape::Split => {
@@ -375,14 +440,14 @@ fn bindings_source(bindings: &[Binding]) -> String {
                     slot += 1;
                 }
                 s.push_str(&format!("override {}_log: u32;\n", b.name));
-                s.push_str(&accessors(b, &names, true));
+                s.push_str(&accessors(b, &names, true, plain_points));
             }
         }
     }
     s
 }
 
-fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
+fn accessors(b: &Binding, arrays: &[String], split: bool, plain_points: bool) -> String {
     let (name, ty, w) = (b.name, b.elem.wgsl_type(), b.elem.words());
     let layout = b.elem.layout();
     let locate = if split {
@@ -419,7 +484,7 @@ fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
     // Points move between storage and the curve interpreter's registers (vm.wgsl) without
     // ever being a WGSL value (a 96-word value live across loops and branches is what makes
     // a driver's compiler slow): limb array k of the element goes to register `reg + k`.
-    if matches!(b.elem, Elem::G1Affine | Elem::G2Affine | Elem::G1Xyzz | Elem::G2Xyzz) {
+    if !plain_points && matches!(b.elem, Elem::G1Affine | Elem::G2Affine | Elem::G1Xyzz | Elem::G2Xyzz) {
         let moves = |array: &str, load: bool| -> String {
             let mut off = 0;
             let mut out = String::new();

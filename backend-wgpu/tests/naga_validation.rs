@@ -1,23 +1,43 @@
 //! Every WGSL module, composed as the device composes it, parses and validates with naga for
 //! both arithmetic paths — with the capabilities each path may assume, and no GPU.
 
-use g16_wgpu::shader::{compose, Arith, Module};
+use g16_wgpu::shader::{compose, Arith, Formulas, Module};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-fn validate(module: Module, arith: Arith, caps: Capabilities) -> Result<(), String> {
-    let src = compose(module, arith);
+fn validate(module: Module, arith: Arith, formulas: Formulas, caps: Capabilities) -> Result<(), String> {
+    let src = compose(module, arith, formulas);
     let parsed = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
     Validator::new(ValidationFlags::all(), caps).validate(&parsed).map(|_| ()).map_err(|e| e.emit_to_string(&src))
 }
 
 #[test]
-fn every_module_validates_on_both_arithmetic_paths() {
+fn every_module_validates_on_both_arithmetic_paths_and_both_formula_paths() {
+    for formulas in [Formulas::Interpreted, Formulas::Plain] {
+        let f = formulas.name();
+        for module in Module::ALL {
+            validate(module, Arith::Int64, formulas, Capabilities::SHADER_INT64)
+                .unwrap_or_else(|e| panic!("{} (int64 path, {f} formulas): {e}", module.name()));
+            // The 32-bit path must not need 64-bit integers at all.
+            validate(module, Arith::U32, formulas, Capabilities::empty())
+                .unwrap_or_else(|e| panic!("{} (u32 path, {f} formulas): {e}", module.name()));
+        }
+    }
+}
+
+#[test]
+fn the_formula_paths_differ_only_in_the_bucket_modules() {
+    // Guards the test above: the plain path really has no interpreter, and the modules
+    // without curve arithmetic are the same text on both paths.
     for module in Module::ALL {
-        validate(module, Arith::Int64, Capabilities::SHADER_INT64)
-            .unwrap_or_else(|e| panic!("{} (int64 path): {e}", module.name()));
-        // The 32-bit path must not need 64-bit integers at all.
-        validate(module, Arith::U32, Capabilities::empty())
-            .unwrap_or_else(|e| panic!("{} (u32 path): {e}", module.name()));
+        let (vm, plain) =
+            (compose(module, Arith::Int64, Formulas::Interpreted), compose(module, Arith::Int64, Formulas::Plain));
+        match module {
+            Module::MsmBucket(_) => {
+                assert!(vm.contains("fn vm_run") && !plain.contains("vm_run"), "{}", module.name());
+                assert!(plain.contains("_madd_tail(p:"), "{}", module.name());
+            }
+            _ => assert_eq!(vm, plain, "{}", module.name()),
+        }
     }
 }
 
@@ -25,5 +45,5 @@ fn every_module_validates_on_both_arithmetic_paths() {
 fn the_int64_path_really_needs_shader_int64() {
     // Guards the test above: a validator without the capability must refuse 64-bit code,
     // or the u32 check would prove nothing.
-    assert!(validate(Module::Pointwise, Arith::Int64, Capabilities::empty()).is_err());
+    assert!(validate(Module::Pointwise, Arith::Int64, Formulas::Plain, Capabilities::empty()).is_err());
 }

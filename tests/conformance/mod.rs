@@ -41,6 +41,17 @@ impl Sizes {
         }
     }
 
+    /// The wgpu backend's CI sizes (the issue's: NTT to 2^16, MSM G1 to 2^14, G2 to 2^12),
+    /// larger than the other backends' where lavapipe is fast enough to afford them.
+    pub fn ci_wgpu() -> Sizes {
+        Sizes {
+            ntt_logs: (1..=16).collect(),
+            msm_g1: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 12, 1 << 14],
+            msm_g2: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 12],
+            ..Sizes::ci()
+        }
+    }
+
     pub fn large() -> Sizes {
         Sizes {
             ntt_logs: (1..=24).collect(),
@@ -56,9 +67,14 @@ impl Sizes {
     }
 
     pub fn from_env() -> Sizes {
+        Sizes::from_env_or(Sizes::ci)
+    }
+
+    /// `large` where `G16_CONFORMANCE=large`, else the backend's CI sizes.
+    pub fn from_env_or(ci: fn() -> Sizes) -> Sizes {
         match std::env::var("G16_CONFORMANCE").as_deref() {
             Ok("large") => Sizes::large(),
-            _ => Sizes::ci(),
+            _ => ci(),
         }
     }
 }
@@ -297,17 +313,21 @@ pub fn device_spans_are_reported<B: Backend + ?Sized>(b: &B) {
 }
 
 /// One `#[test]` per check, for the backend `open` yields. `require` names the variable that
-/// turns "unavailable" into a failure.
+/// turns "unavailable" into a failure; `ci`, if given, the backend's CI sizes (default
+/// `Sizes::ci`).
 #[macro_export]
 macro_rules! conformance_tests {
     ($name:literal, $require:literal, $open:expr) => {
+        $crate::conformance_tests!($name, $require, $open, conformance::Sizes::ci);
+    };
+    ($name:literal, $require:literal, $open:expr, $ci:expr) => {
         fn backend() -> Option<g16_core::AnyBackend> {
             conformance::open_or_skip($name, $require, $open)
         }
         #[test]
         fn ntt_matches_arkworks() {
             if let Some(b) = backend() {
-                conformance::ntt_matches_arkworks(&b, &conformance::Sizes::from_env());
+                conformance::ntt_matches_arkworks(&b, &conformance::Sizes::from_env_or($ci));
             }
         }
         #[test]
@@ -325,13 +345,13 @@ macro_rules! conformance_tests {
         #[test]
         fn msm_g1_matches_arkworks() {
             if let Some(b) = backend() {
-                conformance::msm_g1_matches_arkworks(&b, &conformance::Sizes::from_env());
+                conformance::msm_g1_matches_arkworks(&b, &conformance::Sizes::from_env_or($ci));
             }
         }
         #[test]
         fn msm_g2_matches_arkworks() {
             if let Some(b) = backend() {
-                conformance::msm_g2_matches_arkworks(&b, &conformance::Sizes::from_env());
+                conformance::msm_g2_matches_arkworks(&b, &conformance::Sizes::from_env_or($ci));
             }
         }
         #[test]
@@ -343,7 +363,7 @@ macro_rules! conformance_tests {
         #[test]
         fn proofs_match_arkworks() {
             if let Some(b) = backend() {
-                conformance::proofs_match_arkworks(&b, &conformance::Sizes::from_env());
+                conformance::proofs_match_arkworks(&b, &conformance::Sizes::from_env_or($ci));
             }
         }
         #[test]

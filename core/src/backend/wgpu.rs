@@ -6,12 +6,15 @@
 //! queries land on the host clock), and each operation carries the current host span, so
 //! every device span comes back parented to the span that queued it.
 //!
-//! One engine device per (adapter, arithmetic path) per process: opening the backend again
+//! One engine device per (adapter, arithmetic path, formula path) per process: opening the backend again
 //! (each test opens its own) reuses the device and its compiled pipelines.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// How the MSM kernels compute curve formulas (`G16_WGPU_FORMULAS=plain|interpreted`
+/// overrides the default, the interpreter: see `Formulas::Plain` for the measurements).
+pub use g16_wgpu::Formulas;
 use g16_wgpu::{Arith, FrBuffer, G1Buffer, G2Buffer, Options, WgpuDevice, WgpuError};
 
 use super::{
@@ -34,8 +37,8 @@ pub struct WgpuBackend {
     lane: String,
 }
 
-/// Open engine devices by (adapter ordinal, 32-bit path forced).
-type DeviceCache = Mutex<HashMap<(usize, bool), Arc<WgpuDevice>>>;
+/// Open engine devices by (adapter ordinal, 32-bit path forced, formula path asked for).
+type DeviceCache = Mutex<HashMap<(usize, bool, Option<Formulas>), Arc<WgpuDevice>>>;
 
 fn devices() -> &'static DeviceCache {
     static DEVICES: OnceLock<DeviceCache> = OnceLock::new();
@@ -56,21 +59,24 @@ fn map_err(e: WgpuError) -> BackendError {
 
 impl WgpuBackend {
     /// Adapter `ordinal`, on the arithmetic path `G16_WGPU_ARITH` asks for (default: int64
-    /// where the adapter has it).
+    /// where the adapter has it) and the formula path `G16_WGPU_FORMULAS` asks for (default:
+    /// interpreted).
     pub fn open(ordinal: usize) -> Result<WgpuBackend, BackendError> {
         let force_u32 = std::env::var(ARITH_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("u32"));
-        Self::open_with(ordinal, force_u32)
+        Self::open_with(ordinal, force_u32, Formulas::from_env())
     }
 
-    /// Adapter `ordinal`; `force_u32` takes the 32-bit path even where SHADER_INT64 exists.
-    pub fn open_with(ordinal: usize, force_u32: bool) -> Result<WgpuBackend, BackendError> {
+    /// Adapter `ordinal`; `force_u32` takes the 32-bit path even where SHADER_INT64 exists;
+    /// `formulas` forces a formula path (`None`: `G16_WGPU_FORMULAS`, else the default).
+    pub fn open_with(ordinal: usize, force_u32: bool, formulas: Option<Formulas>) -> Result<WgpuBackend, BackendError> {
         let mut cache = devices().lock().unwrap_or_else(|p| p.into_inner());
-        let dev = match cache.get(&(ordinal, force_u32)) {
+        let key = (ordinal, force_u32, formulas);
+        let dev = match cache.get(&key) {
             Some(d) => d.clone(),
             None => {
-                let options = Options { ordinal, force_u32, clock: now_ns, ..Default::default() };
+                let options = Options { ordinal, force_u32, formulas, clock: now_ns, ..Default::default() };
                 let d = Arc::new(WgpuDevice::open(&options).map_err(map_err)?);
-                cache.insert((ordinal, force_u32), d.clone());
+                cache.insert(key, d.clone());
                 d
             }
         };
@@ -139,6 +145,7 @@ impl Backend for WgpuBackend {
                 Arith::Int64 => "SHADER_INT64".to_string(),
                 Arith::U32 => "32-bit limbs".to_string(),
             },
+            format!("{} curve formulas", self.dev.formulas().name()),
             if self.dev.has_timestamps() { "timestamp queries" } else { "host-timed" }.to_string(),
             format!("bindings of {} MiB", self.dev.binding_bytes() >> 20),
         ];
