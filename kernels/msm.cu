@@ -32,6 +32,8 @@
 
 #define MSM_BIG_THREADS_G1 128
 #define MSM_BIG_THREADS_G2 64
+// Threads per block of the accumulation (the host launches it so).
+#define MSM_ACC_THREADS 128
 
 // Bits [off, off + c) of a 256-bit little-endian scalar (c ≤ 24); selects by unrolled compare
 // so the limbs stay in registers.
@@ -128,9 +130,52 @@ struct BigBucket {
   u32 key, start, count;
 };
 
+// Whether the accumulation copies each next base into shared memory asynchronously
+// (cp.async, sm_80 and later) while the current addition runs; an experiment switch, set
+// through G16_CUDA_DEFINES. Off, each base is loaded when its addition starts.
+#ifndef G16_MSM_PREFETCH
+#define G16_MSM_PREFETCH 1
+#endif
+#if G16_MSM_PREFETCH && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define MSM_CP_ASYNC 1
+#else
+#define MSM_CP_ASYNC 0
+#endif
+
+// An asynchronous 16-byte copy from global into shared memory (L2 only), and the waits.
+DEVICE void cp_async16(void* smem, const void* gmem) {
+#if MSM_CP_ASYNC
+  const u32 s = (u32)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+#endif
+}
+DEVICE void cp_async_commit() {
+#if MSM_CP_ASYNC
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+DEVICE void cp_async_wait_all() {
+#if MSM_CP_ASYNC
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+// Starts the copy of one affine point (a multiple of 16 bytes, 16-byte aligned: 96 or 192).
+template <class F>
+DEVICE void fetch_point(Affine<F>* slot, const Affine<F>* src) {
+  static_assert(sizeof(Affine<F>) % 16 == 0, "points are copied in 16-byte pieces");
+#pragma unroll
+  for (u32 o = 0; o < sizeof(Affine<F>); o += 16) cp_async16((char*)slot + o, (const char*)src + o);
+  cp_async_commit();
+}
+
 template <class F>
 DEVICE void accumulate(const Affine<F>* __restrict__ bases, const u32* __restrict__ sorted, const u32* offsets,
                        const u32* counts, u32 buckets, u32 big, Xyzz<F>* out, BigBucket* big_list, u32* big_count) {
+#if MSM_CP_ASYNC
+  // Two slots a thread: base j+1 lands in one while base j is read from the other.
+  __shared__ Affine<F> slots[2][MSM_ACC_THREADS];
+#endif
   const u32 k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= buckets) return;
   const u32 start = offsets[k], count = counts[k];
@@ -141,8 +186,24 @@ DEVICE void accumulate(const Affine<F>* __restrict__ bases, const u32* __restric
     big_list[slot].start = start;
     big_list[slot].count = count;
   } else if (count != 0) {
-    // The next entry's index is loaded while the current addition runs (its latency is the
-    // first half of the dependent pair index → base).
+#if MSM_CP_ASYNC
+    // Entry j+2's index and base j+1 are in flight while addition j runs, so neither the
+    // index load nor the dependent base load waits in the loop.
+    u32 e = sorted[start];
+    fetch_point(&slots[0][threadIdx.x], &bases[e & 0x7fffffffu]);
+    u32 next = count > 1 ? sorted[start + 1] : 0;
+    for (u32 j = 0; j < count; j++) {
+      cp_async_wait_all();
+      Affine<F> p = slots[j & 1][threadIdx.x];
+      if (j + 1 < count) fetch_point(&slots[(j + 1) & 1][threadIdx.x], &bases[next & 0x7fffffffu]);
+      const u32 after = j + 2 < count ? sorted[start + j + 2] : 0;
+      if (e >> 31) p = p.neg();
+      acc.add_affine_hot(p);
+      e = next;
+      next = after;
+    }
+#else
+    // The next entry's index is loaded while the current addition runs.
     u32 e = sorted[start];
     for (u32 j = 1; j <= count; j++) {
       const u32 next = j < count ? sorted[start + j] : 0;
@@ -151,6 +212,7 @@ DEVICE void accumulate(const Affine<F>* __restrict__ bases, const u32* __restric
       acc.add_affine_hot(p);
       e = next;
     }
+#endif
   }
   out[k] = acc;
 }
@@ -345,7 +407,7 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
 }
 
 #define MSM_CURVE_KERNELS(P, F, T, MINB)                                                                        \
-  extern "C" __global__ void __launch_bounds__(128, MINB)                                                     \
+  extern "C" __global__ void __launch_bounds__(MSM_ACC_THREADS, MINB)                                         \
       P##_accumulate(const Affine<F>* bases, const u32* sorted, const u32* offsets, const u32* counts,        \
                      u32 buckets, u32 big, Xyzz<F>* out, BigBucket* big_list, u32* big_count) {               \
     accumulate<F>(bases, sorted, offsets, counts, buckets, big, out, big_list, big_count);                    \
@@ -377,5 +439,12 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
     shift_bases<F>(bases, len, c, windows, first, count, multiples, products, table);                         \
   }
 
+// G2's accumulation: blocks of 128 per SM the register budget must allow (1: up to 255
+// registers, 8 warps an SM; 3: 168 registers, 12 warps). An experiment switch, set through
+// G16_CUDA_DEFINES.
+#ifndef G16_G2_ACC_MINB
+#define G16_G2_ACC_MINB 1
+#endif
+
 MSM_CURVE_KERNELS(g1, Fq, MSM_BIG_THREADS_G1, 4)
-MSM_CURVE_KERNELS(g2, Fq2, MSM_BIG_THREADS_G2, 1)
+MSM_CURVE_KERNELS(g2, Fq2, MSM_BIG_THREADS_G2, G16_G2_ACC_MINB)
