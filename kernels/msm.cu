@@ -27,8 +27,12 @@
 //               blocks, *_big_combine adds each bucket's pieces; so a skewed distribution
 //               where most scalars share a digit does not leave one thread doing it all.
 //   reduce      *_bucket_reduce: Σ_b b·bucket_b per set by running sums over segments of
-//               buckets in parallel; *_window_fold (twice) sums each set's segments; *_ones_sum
-//               and a fold sum the ones. The host adds the ones' sum to the sets' combination.
+//               buckets in parallel (t_j, r_j per segment j of L buckets; the set's sum is
+//               Σ t_j + L·Σ j·r_j); *_window_fold (twice) sums the t_j; *_bit_sums and a fold
+//               give Σ_j j·r_j as bit sums R_bit = Σ_{bit of j set} r_j, which the host doubles
+//               and adds (or, the older way, each thread multiplies its r_j by jL itself);
+//               *_ones_sum and a fold sum the ones. The host adds the ones' sum to the sets'
+//               combination.
 
 #define MSM_BIG_THREADS_G1 128
 #define MSM_BIG_THREADS_G2 64
@@ -337,10 +341,12 @@ DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32
   }
 }
 
-// One thread per (bucket set, segment of L = B/S buckets): u = Σ_{b in segment} (b+1)·bucket_b,
+// One thread per (bucket set, segment j of L = B/S buckets): u = Σ_{b in segment} (b+1)·bucket_b,
 // as a running sum from the top (t = Σ (b − jL + 1)·bucket_b, r = Σ bucket_b) plus (jL)·r.
+// With `rs` (the split reduction) the thread stops at t and r: out[id] = t, rs[id] = r, and
+// Σ_j (jL)·r_j is left to *_bit_sums and the host; otherwise it multiplies r by jL itself.
 template <class F>
-DEVICE void bucket_reduce(const Xyzz<F>* buckets, u32 windows, u32 half, u32 segments, Xyzz<F>* out) {
+DEVICE void bucket_reduce(const Xyzz<F>* buckets, u32 windows, u32 half, u32 segments, Xyzz<F>* out, Xyzz<F>* rs) {
   const u32 id = blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= windows * segments) return;
   const u32 w = id / segments, j = id % segments, len = half / segments;
@@ -349,6 +355,11 @@ DEVICE void bucket_reduce(const Xyzz<F>* buckets, u32 windows, u32 half, u32 seg
   for (int i = (int)len - 1; i >= 0; i--) {
     r.add(b[i]);
     t.add(r);
+  }
+  if (rs) {
+    out[id] = t;
+    rs[id] = r;
+    return;
   }
   const u32 m = j * len;
   if (m != 0 && !r.is_identity()) {
@@ -360,6 +371,33 @@ DEVICE void bucket_reduce(const Xyzz<F>* buckets, u32 windows, u32 half, u32 seg
     t.add(acc);
   }
   out[id] = t;
+}
+
+// Σ_j j·r_j of each set as bit sums: R_{s,bit} = Σ_{j: bit of j set} r_j, so that
+// Σ_j j·r_j = Σ_bit 2^bit·R_{s,bit} (the host's few doublings). One block per (set, bit, group
+// of the segments): strided sums over its group, a tree in shared memory, one partial sum out
+// (partials[(s·bits + bit)·groups + group]; a fold adds each (set, bit)'s groups).
+template <class F, int T>
+DEVICE void bit_sums(const Xyzz<F>* rs, u32 segments, u32 bits, u32 groups, Xyzz<F>* partials) {
+  __shared__ Xyzz<F> sh[T];
+  const u32 g = blockIdx.x % groups, bit = (blockIdx.x / groups) % bits, set = blockIdx.x / (groups * bits);
+  const u32 per = segments / groups;
+  const Xyzz<F>* mine = rs + (size_t)set * segments;
+  Xyzz<F> acc = Xyzz<F>::identity();
+  for (u32 j = g * per + threadIdx.x; j < (g + 1) * per; j += T) {
+    if ((j >> bit) & 1) acc.add(mine[j]);
+  }
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = T / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) {
+      Xyzz<F> a = sh[threadIdx.x];
+      a.add(sh[threadIdx.x + s]);
+      sh[threadIdx.x] = a;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
 }
 
 // One block per group of `segments` consecutive sums: thread i sums items i, i+T, … of its
@@ -422,8 +460,12 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
     big_combine<F>(table, big_count, partials, buckets);                                                      \
   }                                                                                                           \
   extern "C" __global__ void P##_bucket_reduce(const Xyzz<F>* buckets, u32 windows, u32 half, u32 segments,   \
-                                               Xyzz<F>* out) {                                                \
-    bucket_reduce<F>(buckets, windows, half, segments, out);                                                  \
+                                               Xyzz<F>* out, Xyzz<F>* rs) {                                   \
+    bucket_reduce<F>(buckets, windows, half, segments, out, rs);                                              \
+  }                                                                                                           \
+  extern "C" __global__ void __launch_bounds__(T) P##_bit_sums(const Xyzz<F>* rs, u32 segments, u32 bits,     \
+                                                               u32 groups, Xyzz<F>* partials) {               \
+    bit_sums<F, T>(rs, segments, bits, groups, partials);                                                     \
   }                                                                                                           \
   extern "C" __global__ void __launch_bounds__(T) P##_window_fold(const Xyzz<F>* segs, u32 segments,          \
                                                                   Xyzz<F>* out) {                             \

@@ -38,6 +38,10 @@ pub struct MsmPlan {
     pub big: u32,
     /// Segments per set of the bucket reduction.
     pub segments: u32,
+    /// Whether Σ_j (jL)·r_j over the segments is left to bit sums and the host (the split
+    /// reduction, default) rather than a scalar multiplication in each segment's thread
+    /// (`G16_CUDA_MSM_REDUCE=scalar`).
+    pub split_reduce: bool,
 }
 
 /// The widest window a tuning run may force: 2^19 buckets a window.
@@ -93,7 +97,17 @@ impl MsmPlan {
         // thread), about 2^17 threads over all sets; powers of two, so the folds divide evenly.
         let per_set = ((1u32 << 17) / sets).max(1);
         let segments = (half / 8).clamp(1, 1 << (31 - per_set.leading_zeros()));
-        MsmPlan { n, c, windows, half, sets, stride, big, segments }
+        let split_reduce = std::env::var("G16_CUDA_MSM_REDUCE").map(|v| v != "scalar").unwrap_or(true);
+        MsmPlan { n, c, windows, half, sets, stride, big, segments, split_reduce }
+    }
+
+    /// Bit sums per set of the split reduction: log2(segments), or 0.
+    fn bits(&self) -> u32 {
+        if self.split_reduce {
+            self.segments.trailing_zeros()
+        } else {
+            0
+        }
     }
 
     fn buckets(&self) -> usize {
@@ -130,6 +144,7 @@ pub(crate) struct Curve {
     big_pieces: &'static str,
     big_combine: &'static str,
     bucket_reduce: &'static str,
+    bit_sums: &'static str,
     window_fold: &'static str,
     ones_sum: &'static str,
     shift_bases: &'static str,
@@ -146,6 +161,7 @@ pub(crate) const G1: Curve = Curve {
     big_pieces: "g1_big_pieces",
     big_combine: "g1_big_combine",
     bucket_reduce: "g1_bucket_reduce",
+    bit_sums: "g1_bit_sums",
     window_fold: "g1_window_fold",
     ones_sum: "g1_ones_sum",
     shift_bases: "g1_shift_bases",
@@ -161,6 +177,7 @@ pub(crate) const G2: Curve = Curve {
     big_pieces: "g2_big_pieces",
     big_combine: "g2_big_combine",
     bucket_reduce: "g2_bucket_reduce",
+    bit_sums: "g2_bit_sums",
     window_fold: "g2_window_fold",
     ones_sum: "g2_ones_sum",
     shift_bases: "g2_shift_bases",
@@ -401,16 +418,26 @@ impl CudaDevice {
             )
         })?;
 
-        // reduce: per-set running sums over segments; the segments folded in two rounds (a few
-        // blocks per set, then one); the ones summed by many blocks and folded into one sum.
-        // The sets' sums and the ones' sum go to the host, which combines them.
+        // reduce: per-set running sums over segments (t_j, and r_j for the split reduction);
+        // the t_j folded in two rounds (a few blocks per set, then one); the r_j's bit sums,
+        // folded likewise; the ones summed by many blocks and folded into one sum. The sets'
+        // sums, the ones' sum and the bit sums go to the host, which combines them.
         let groups = (plan.segments / (4 * curve.threads)).max(1);
-        let segs_p = self.workspace("MSM segment sums", plan.sets as usize * plan.segments as usize * xw)?;
-        let fold_p = self.workspace("MSM fold sums", plan.sets as usize * groups as usize * xw)?;
+        let bits = plan.bits();
+        let sets = plan.sets as usize;
+        let segs_p = self.workspace("MSM segment sums", sets * plan.segments as usize * xw)?;
+        let rs_p = match plan.split_reduce {
+            true => self.workspace("MSM segment running sums", sets * plan.segments as usize * xw)?,
+            false => 0, // the kernel's null: it multiplies by jL itself
+        };
+        let fold_p = self.workspace("MSM fold sums", sets * groups as usize * xw)?;
+        let bit_partials_p =
+            self.workspace("MSM bit-sum partials", (sets * bits as usize * groups as usize).max(1) * xw)?;
         let ones_partials_p = self.workspace("MSM ones partial sums", ONES_BLOCKS as usize * xw)?;
-        let out_words = (plan.sets as usize + 1) * xw;
+        let out_words = (sets + 1 + sets * bits as usize) * xw;
         let out_p = self.workspace("MSM results", out_words)?;
-        let ones_out_p = out_p + (plan.sets as usize * xw * 4) as u64;
+        let ones_out_p = out_p + (sets * xw * 4) as u64;
+        let bits_out_p = out_p + ((sets + 1) * xw * 4) as u64;
         self.span(&format!("{}.reduce", curve.span), tag, || {
             let threads = plan.sets * plan.segments;
             self.launch(
@@ -423,6 +450,7 @@ impl CudaDevice {
                     Arg::U32(plan.half),
                     Arg::U32(plan.segments),
                     Arg::Ptr(segs_p),
+                    Arg::Ptr(rs_p),
                 ],
             )?;
             let fold = |src: u64, groups: u32, per: u32, dst: u64| {
@@ -433,6 +461,21 @@ impl CudaDevice {
                 fold(fold_p, plan.sets, groups, out_p)?;
             } else {
                 fold(segs_p, plan.sets, plan.segments, out_p)?;
+            }
+            if bits > 0 {
+                self.launch(
+                    curve.bit_sums,
+                    plan.sets * bits * groups,
+                    curve.threads,
+                    &[
+                        Arg::Ptr(rs_p),
+                        Arg::U32(plan.segments),
+                        Arg::U32(bits),
+                        Arg::U32(groups),
+                        Arg::Ptr(bit_partials_p),
+                    ],
+                )?;
+                fold(bit_partials_p, plan.sets * bits, groups, bits_out_p)?;
             }
             self.launch(
                 curve.ones_sum,
@@ -533,18 +576,30 @@ impl CudaDevice {
 }
 
 /// Σ_s 2^(c·s)·set_s + the ones' sum (Horner, top set first; one set in the shared layout),
-/// checked on the curve.
+/// checked on the curve. `sums` holds the sets' t sums, the ones' sum, then (split reduction)
+/// each set's bit sums R_bit: set_s = t_s + L·Σ_bit 2^bit·R_{s,bit}, L buckets a segment.
 fn combine<P: CurveGroup>(plan: &MsmPlan, sums: &[P]) -> Result<P, CudaError>
 where
     P::Affine: OnCurve,
 {
-    let (sets, ones) = sums.split_at(plan.sets as usize);
+    let (sets, bits) = (plan.sets as usize, plan.bits() as usize);
+    let (t, rest) = sums.split_at(sets);
+    let (ones, bit_sums) = rest.split_at(1);
+    let log_len = (plan.half / plan.segments).trailing_zeros();
     let mut acc = P::zero();
-    for s in sets.iter().rev() {
+    for (s, t_s) in t.iter().enumerate().rev() {
         for _ in 0..plan.c {
             acc.double_in_place();
         }
-        acc += s;
+        let mut weighted = P::zero();
+        for r in bit_sums[s * bits..(s + 1) * bits].iter().rev() {
+            weighted.double_in_place();
+            weighted += r;
+        }
+        for _ in 0..log_len {
+            weighted.double_in_place();
+        }
+        acc += *t_s + weighted;
     }
     acc += ones.iter().sum::<P>();
     if acc.into_affine().is_on_curve_or_zero() {
