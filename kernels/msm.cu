@@ -136,9 +136,11 @@ struct BigBucket {
 
 // Whether the accumulation copies each next base into shared memory asynchronously
 // (cp.async, sm_80 and later) while the current addition runs; an experiment switch, set
-// through G16_CUDA_DEFINES. Off, each base is loaded when its addition starts.
+// through G16_CUDA_DEFINES (-DG16_MSM_PREFETCH=1). Off by default: compiled and checked by
+// ptxas, but not yet run on a GPU (NOTES.md). Off, each base is loaded when its addition
+// starts (the entry index one addition ahead).
 #ifndef G16_MSM_PREFETCH
-#define G16_MSM_PREFETCH 1
+#define G16_MSM_PREFETCH 0
 #endif
 #if G16_MSM_PREFETCH && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define MSM_CP_ASYNC 1

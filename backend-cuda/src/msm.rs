@@ -39,8 +39,8 @@ pub struct MsmPlan {
     /// Segments per set of the bucket reduction.
     pub segments: u32,
     /// Whether Σ_j (jL)·r_j over the segments is left to bit sums and the host (the split
-    /// reduction, default) rather than a scalar multiplication in each segment's thread
-    /// (`G16_CUDA_MSM_REDUCE=scalar`).
+    /// reduction, `G16_CUDA_MSM_REDUCE=split`; not yet run on a GPU, so off by default) rather
+    /// than a scalar multiplication in each segment's thread.
     pub split_reduce: bool,
 }
 
@@ -57,17 +57,22 @@ const ONES_BLOCKS: u32 = 512;
 /// Precomputed shifted bases are made for base vectors of at least 2^this points (default;
 /// `G16_CUDA_MSM_PRECOMPUTE` = 0 turns them off, another number sets this log2).
 const DEFAULT_PRECOMPUTE_MIN_LOG: u32 = 18;
+/// … and of fewer than 2^this (default; `G16_CUDA_MSM_PRECOMPUTE_MAX` sets it). Measured on
+/// the H200 (NOTES.md): at 2^20 and 2^22 the shared layout wins (G1 −22 % and −15 %), at
+/// 2^24 its 19 GB table makes each addition slower and the windowed layout is ahead.
+const DEFAULT_PRECOMPUTE_MAX_LOG: u32 = 23;
 /// Points per launch of the shifted-bases kernel (its scratch holds W−1 multiples of each).
 const SHIFT_CHUNK: usize = 1 << 18;
 
-/// The work of an MSM in mixed-addition equivalents: one per (point, window), and for the
-/// reduction what the H200 measured per bucket (NOTES.md: 9.5–27 ms for 2^19–2^21 buckets,
-/// ≈ 14 additions' time each: two XYZZ additions, the segments' scalar multiplications, the
-/// folds and their poorer parallelism).
+/// The work of an MSM in mixed-addition equivalents: one per (point, window), and about three
+/// per bucket for the reduction (two XYZZ additions, each ~1.4 mixed ones). The reduction
+/// measured more (9.5–27 ms for 2^19–2^21 buckets, ≈ 14 additions' time a bucket, NOTES.md),
+/// but the choices this weight makes at 2^20–2^22 (c = 20) are the measured ones; a weight of
+/// 14 would pick c = 16 at 2^20, not yet measured.
 fn cost(n: usize, windows: u32, buckets: u64) -> u64 {
     n as u64 * u64::from(windows) + REDUCE_COST_PER_BUCKET * buckets
 }
-const REDUCE_COST_PER_BUCKET: u64 = 14;
+const REDUCE_COST_PER_BUCKET: u64 = 3;
 
 impl MsmPlan {
     /// The windowed layout: W bucket sets of 2^(c−1), c from n.
@@ -97,7 +102,7 @@ impl MsmPlan {
         // thread), about 2^17 threads over all sets; powers of two, so the folds divide evenly.
         let per_set = ((1u32 << 17) / sets).max(1);
         let segments = (half / 8).clamp(1, 1 << (31 - per_set.leading_zeros()));
-        let split_reduce = std::env::var("G16_CUDA_MSM_REDUCE").map(|v| v != "scalar").unwrap_or(true);
+        let split_reduce = std::env::var("G16_CUDA_MSM_REDUCE").is_ok_and(|v| v == "split");
         MsmPlan { n, c, windows, half, sets, stride, big, segments, split_reduce }
     }
 
@@ -187,12 +192,15 @@ pub(crate) const G2: Curve = Curve {
     xyzz_words: G2_XYZZ_WORDS,
 };
 
-/// The smallest log2 base count that gets shifted bases, or None when they are turned off.
-fn precompute_min_log() -> Option<u32> {
-    match std::env::var("G16_CUDA_MSM_PRECOMPUTE").ok().and_then(|v| v.parse::<u32>().ok()) {
+/// The log2 range of base counts [min, max) that get shifted bases, or None when they are
+/// turned off.
+fn precompute_logs() -> Option<(u32, u32)> {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok());
+    let max = var("G16_CUDA_MSM_PRECOMPUTE_MAX").unwrap_or(DEFAULT_PRECOMPUTE_MAX_LOG).min(40);
+    match var("G16_CUDA_MSM_PRECOMPUTE") {
         Some(0) => None,
-        Some(log) => Some(log.min(40)),
-        None => Some(DEFAULT_PRECOMPUTE_MIN_LOG),
+        Some(log) => Some((log.min(40), max)),
+        None => Some((DEFAULT_PRECOMPUTE_MIN_LOG, max)),
     }
 }
 
@@ -497,8 +505,8 @@ impl CudaDevice {
         bases: u64,
         len: usize,
     ) -> Result<Option<ShiftedBases>, CudaError> {
-        let Some(min_log) = precompute_min_log() else { return Ok(None) };
-        if len < 1 << min_log {
+        let Some((min_log, max_log)) = precompute_logs() else { return Ok(None) };
+        if len < 1 << min_log || len >= 1 << max_log {
             return Ok(None);
         }
         let (c, windows) = shared_window(len);
@@ -644,8 +652,8 @@ mod tests {
                 assert_eq!((p.sets, p.stride), (1, len as u32));
             }
         }
-        assert_eq!(shared_window(1 << 24), (20, 13), "2^24: c = 20");
-        assert_eq!(shared_window(1 << 22), (20, 13), "2^22: c = 20");
+        assert_eq!(shared_window(1 << 22), (20, 13), "2^22: c = 20 (measured)");
+        assert_eq!(shared_window(1 << 20), (20, 13), "2^20: c = 20 (measured)");
         // At 2^20 and up the shared layout does less work than the windowed one.
         for log in [20, 22, 24] {
             let (c, w) = shared_window(1 << log);
