@@ -662,6 +662,60 @@ mod tests {
         }
     }
 
+    /// The host's half of the reduction: from each set's t sums, the ones' sum and (split
+    /// reduction) the bit sums R_b, `combine` must give Σ_s 2^(c·s)·Σ_b (b+1)·bucket_{s,b}
+    /// plus the ones, for random buckets (the kernels' sums are computed here as they do).
+    #[test]
+    fn combine_recovers_the_weighted_bucket_sums_in_both_reductions() {
+        use ark_ec::PrimeGroup;
+        use ark_ff::UniformRand;
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        let (c, sets, half, segments) = (5u32, 3usize, 16usize, 4usize);
+        let len = half / segments;
+        let point = |rng: &mut rand_chacha::ChaCha20Rng| G1Projective::generator() * Fr::rand(rng);
+        let buckets: Vec<Vec<G1Projective>> = (0..sets).map(|_| (0..half).map(|_| point(&mut rng)).collect()).collect();
+        let ones = point(&mut rng);
+        let mul = |p: G1Projective, k: usize| p * Fr::from(k as u64);
+        let mut want = G1Projective::zero();
+        for s in (0..sets).rev() {
+            want = mul(want, 1 << c);
+            want += (0..half).map(|b| mul(buckets[s][b], b + 1)).sum::<G1Projective>();
+        }
+        want += ones;
+        for split_reduce in [false, true] {
+            let plan = MsmPlan {
+                n: 1,
+                c,
+                windows: sets as u32,
+                half: half as u32,
+                sets: sets as u32,
+                stride: 0,
+                big: 256,
+                segments: segments as u32,
+                split_reduce,
+            };
+            let bits = plan.bits() as usize;
+            let (mut t, mut r_bits) = (Vec::new(), Vec::new());
+            for bucket in &buckets {
+                let seg = |j: usize| &bucket[j * len..(j + 1) * len];
+                let t_j = |j: usize| seg(j).iter().enumerate().map(|(i, b)| mul(*b, i + 1)).sum::<G1Projective>();
+                let r_j = |j: usize| seg(j).iter().sum::<G1Projective>();
+                if split_reduce {
+                    t.push((0..segments).map(t_j).sum::<G1Projective>());
+                    for bit in 0..bits {
+                        r_bits.push((0..segments).filter(|j| (j >> bit) & 1 == 1).map(r_j).sum::<G1Projective>());
+                    }
+                } else {
+                    t.push((0..segments).map(|j| t_j(j) + mul(r_j(j), j * len)).sum::<G1Projective>());
+                }
+            }
+            assert_eq!(bits, if split_reduce { 2 } else { 0 });
+            let sums: Vec<G1Projective> = t.into_iter().chain([ones]).chain(r_bits).collect();
+            assert_eq!(combine(&plan, &sums).unwrap(), want, "split_reduce = {split_reduce}");
+        }
+    }
+
     fn check(p: &MsmPlan) {
         assert!(p.c * p.windows >= 256, "{p:?}");
         assert_eq!(p.half, 1 << (p.c - 1));
