@@ -521,9 +521,21 @@ impl CudaDevice {
         if bytes > self.available_bytes()? / 2 {
             return Ok(None);
         }
-        let data = self.alloc("MSM shifted bases", table_words)?;
-        let multiples = self.alloc("MSM shifted-bases scratch", (windows as usize - 1) * chunk * curve.xyzz_words)?;
-        let products = self.alloc("MSM shifted-bases products", (windows as usize - 1) * chunk * curve.field_words)?;
+        // The tables are an optimisation: memory that runs short skips them, never the upload.
+        let alloc = |what, words| match self.alloc(what, words) {
+            Ok(buf) => Ok(Some(buf)),
+            Err(CudaError::OutOfMemory { .. }) => Ok(None),
+            Err(e) => Err(e),
+        };
+        let Some(data) = alloc("MSM shifted bases", table_words)? else { return Ok(None) };
+        let Some(multiples) = alloc("MSM shifted-bases scratch", (windows as usize - 1) * chunk * curve.xyzz_words)?
+        else {
+            return Ok(None);
+        };
+        let Some(products) = alloc("MSM shifted-bases products", (windows as usize - 1) * chunk * curve.field_words)?
+        else {
+            return Ok(None);
+        };
         let (table_p, multiples_p, products_p) = (self.ptr(&data), self.ptr(&multiples), self.ptr(&products));
         self.span(&format!("{}.shift_bases", curve.span), None, || {
             for first in (0..len).step_by(chunk) {
