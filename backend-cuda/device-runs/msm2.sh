@@ -4,7 +4,10 @@
 # split reduction) in both layouts; the benchmark of the defaults (G1, G2 at 2^20/22/24, 5
 # runs); a 2^22 synthetic proof (key generated here, cached on local disk); the whole
 # conformance suite at the GPU machine's sizes; then the switches A/B at 2^22 and 2^24.
-# Needs the kernel cache filled for the defines used (or NVRTC compiles there, ~1 min each).
+# Prepare here: g16 and the backend_cuda test binary (device-run.sh prepare), and the kernel
+# cache for each set of defines used, e.g. `G16_CUDA_DEFINES=-DG16_MSM_PREFETCH=1
+# G16_CACHE_DIR=<dir>/cache cargo run --release -p g16-cuda --example fill_cache -- sm_90`
+# (a missing entry is compiled there by NVRTC: ~1 min of device time each).
 cd "$(dirname "$0")"; D=$PWD
 NVRTC_DIR="$(dirname "$(find / -name 'libnvrtc.so.13*' -not -path '*/proc/*' 2>/dev/null | grep -v builtins | head -1)")"
 export LD_LIBRARY_PATH="$NVRTC_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" G16_CACHE_DIR=$D/cache
