@@ -199,6 +199,21 @@ struct Fp {
     one_plain.l[0] = 1;
     return *this * one_plain;
   }
+
+  // a^(p−2) = a⁻¹ (Fermat; 0 for a = 0), square-and-multiply from the top bit. Slow (about
+  // N·32 squarings); only for one-off work such as normalising the precomputed MSM bases.
+  // Requires p's low limb ≥ 2 (true of Fq; Fr's is 1, so Fr has no inverse here).
+  NOINLINE Fp inverse() const {
+    Fp r = one();
+    for (int i = N - 1; i >= 0; i--) {
+      const u32 e = P::mod(i) - (i == 0 ? 2u : 0u);
+      for (int bit = 31; bit >= 0; bit--) {
+        r = r.sqr();
+        if ((e >> bit) & 1) r = r * *this;
+      }
+    }
+    return r;
+  }
 };
 
 typedef Fp<FrParams> Fr;
@@ -237,6 +252,14 @@ struct Fq2 {
     Fq p = c0 * c1;
     r.c0 = (c0 + c1) * (c0 - c1);
     r.c1 = p + p;
+    return r;
+  }
+  // (a0 + a1·u)⁻¹ = (a0 − a1·u) / (a0² + a1²); 0 for 0.
+  NOINLINE Fq2 inverse() const {
+    const Fq t = (c0 * c0 + c1 * c1).inverse();
+    Fq2 r;
+    r.c0 = c0 * t;
+    r.c1 = (c1 * t).neg();
     return r;
   }
 };

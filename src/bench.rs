@@ -11,6 +11,7 @@
 //! - `prove-arkworks`: the same proof by `ark-groth16`'s own prover on this machine's CPU, the
 //!   reference every backend is compared with (run once per size, not per backend).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -95,6 +96,10 @@ pub struct Measurement {
     pub runs: usize,
     pub commit: String,
     pub date: String,
+    /// Median device time per span name over the timed runs (device backends; MSM and NTT):
+    /// the whole operation's span (`msm_g1`) and its phases (`msm_g1.accumulate`, …).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub phases_ms: BTreeMap<String, f64>,
 }
 
 pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
@@ -246,6 +251,9 @@ fn measure(
     let total = args.warmup + args.runs;
     let mut times = Vec::with_capacity(total);
     let mut device_times = Vec::new();
+    // Device spans of each run, by name (summed within the run); warm-up runs included, cut below.
+    let mut spans_per_run: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut record_spans = || spans_per_run.push(span_totals(backend));
     match op {
         Op::MsmG1 => {
             let bases = backend.upload_g1_bases(inputs.g1(size))?;
@@ -254,6 +262,7 @@ fn measure(
                 let t = Instant::now();
                 let _ = std::hint::black_box(backend.msm_g1(&bases, Scalars::Device(&scalars, 0..n))?);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                record_spans();
             }
         }
         Op::MsmG2 => {
@@ -263,6 +272,7 @@ fn measure(
                 let t = Instant::now();
                 let _ = std::hint::black_box(backend.msm_g2(&bases, Scalars::Device(&scalars, 0..n))?);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                record_spans();
             }
         }
         Op::Ntt => {
@@ -272,6 +282,7 @@ fn measure(
                 backend.ntt(&mut buf, NttKind::Forward)?;
                 backend.synchronize()?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                record_spans();
             }
         }
         Op::ProveArkworks => return Err(CliError::Usage("prove-arkworks has no backend".into())),
@@ -299,11 +310,45 @@ fn measure(
         }
     }
     backend.drain_device_spans(); // the bench keeps no timeline; don't let spans pile up
-    let mut out = vec![measurement(info, op_name(op), size, &times[args.warmup..])];
+    let mut first = measurement(info, op_name(op), size, &times[args.warmup..]);
+    first.phases_ms = median_phases(spans_per_run.get(args.warmup..).unwrap_or(&[]));
+    let mut out = vec![first];
     if !device_times.is_empty() {
         out.push(measurement(info, "prove-device", size, &device_times[args.warmup..]));
     }
     Ok(out)
+}
+
+/// The device spans finished since the last drain, total ms per name (empty on the CPU).
+fn span_totals(backend: &AnyBackend) -> BTreeMap<String, f64> {
+    let mut totals = BTreeMap::new();
+    for s in backend.drain_device_spans() {
+        *totals.entry(s.name).or_insert(0.0) += s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6;
+    }
+    totals
+}
+
+/// Per span name, the median over the runs (a name missing from a run counts as 0 there).
+fn median_phases(runs: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
+    let names: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.keys()).collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let times: Vec<f64> = runs.iter().map(|r| r.get(name).copied().unwrap_or(0.0)).collect();
+            (name.clone(), median(&times))
+        })
+        .collect()
+}
+
+fn median(times: &[f64]) -> f64 {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[mid],
+        _ => (sorted[mid - 1] + sorted[mid]) / 2.0,
+    }
 }
 
 /// `ark-groth16`'s prover on the same circuit and key as `prove`: the reference.
@@ -332,20 +377,19 @@ fn measure_arkworks(size: u32, args: &BenchArgs) -> Result<Measurement, CliError
 fn measurement(info: &BackendInfo, op: &str, size: u32, times: &[f64]) -> Measurement {
     let mut sorted = times.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    let median = if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 };
     Measurement {
         backend: info.kind.name().to_string(),
         device: info.device.clone(),
         driver: info.driver.clone(),
         op: op.to_string(),
         size,
-        median_ms: median,
+        median_ms: median(times),
         min_ms: sorted.first().copied().unwrap_or(0.0),
         max_ms: sorted.last().copied().unwrap_or(0.0),
         runs: sorted.len(),
         commit: stamp::COMMIT.to_string(),
         date: stamp::today_utc(),
+        phases_ms: BTreeMap::new(),
     }
 }
 
@@ -390,6 +434,10 @@ fn print_table(results: &[Measurement]) {
         }
         println!();
     }
+    for m in results.iter().filter(|m| !m.phases_ms.is_empty()) {
+        let phases: Vec<String> = m.phases_ms.iter().map(|(name, ms)| format!("{name} {ms:.2}")).collect();
+        println!("  {} {} 2^{} device ms (median): {}", m.backend, m.op, m.size, phases.join(", "));
+    }
 }
 
 #[cfg(test)]
@@ -411,5 +459,20 @@ mod tests {
         let info = backend::open(BackendKind::Cpu).unwrap().info();
         assert_eq!(measurement(&info, "ntt", 3, &[3.0, 1.0, 2.0]).median_ms, 2.0);
         assert_eq!(measurement(&info, "ntt", 3, &[4.0, 1.0, 2.0, 3.0]).median_ms, 2.5);
+    }
+
+    #[test]
+    fn phases_take_the_median_per_name_and_count_a_missing_one_as_zero() {
+        let run = |pairs: &[(&str, f64)]| pairs.iter().map(|(n, ms)| (n.to_string(), *ms)).collect();
+        let runs: Vec<BTreeMap<String, f64>> = vec![
+            run(&[("msm_g1", 10.0), ("msm_g1.sort", 1.0)]),
+            run(&[("msm_g1", 12.0), ("msm_g1.sort", 3.0), ("big", 4.0)]),
+            run(&[("msm_g1", 11.0), ("msm_g1.sort", 2.0)]),
+        ];
+        let phases = median_phases(&runs);
+        assert_eq!(phases["msm_g1"], 11.0);
+        assert_eq!(phases["msm_g1.sort"], 2.0);
+        assert_eq!(phases["big"], 0.0);
+        assert_eq!(phases.len(), 3);
     }
 }

@@ -21,6 +21,7 @@ use crate::compile::{compile_cached, nvrtc_present, nvrtc_version};
 use crate::convert::{self, FR_WORDS, G1_WORDS, G2_WORDS};
 use crate::error::{during, CudaError};
 use crate::kernels::programs;
+use crate::msm::{ShiftedBases, G1, G2};
 use crate::ntt::NttTables;
 use crate::timing::{Clock, SpanRecord, Timing};
 
@@ -67,16 +68,19 @@ pub struct FrBuffer {
     pub(crate) len: usize,
 }
 
-/// Affine G1 bases on the device: 24 words each.
+/// Affine G1 bases on the device: 24 words each; for long vectors also their shifted
+/// multiples for the MSM's shared bucket layout (`msm.rs`).
 pub struct G1Buffer {
     pub(crate) data: CudaSlice<u32>,
     pub(crate) len: usize,
+    pub(crate) shifted: Option<ShiftedBases>,
 }
 
-/// Affine G2 bases on the device: 48 words each.
+/// Affine G2 bases on the device: 48 words each; shifted multiples as for G1.
 pub struct G2Buffer {
     pub(crate) data: CudaSlice<u32>,
     pub(crate) len: usize,
+    pub(crate) shifted: Option<ShiftedBases>,
 }
 
 impl FrBuffer {
@@ -137,6 +141,9 @@ pub struct CudaDevice {
     pub(crate) timing: Mutex<Timing>,
     pub(crate) ntt_tables: Mutex<HashMap<u32, Arc<NttTables>>>,
     pub(crate) scratch: Mutex<HashMap<usize, CudaSlice<u32>>>,
+    /// The MSM's buffers, by name, kept between MSMs and grown on demand (no allocation per
+    /// MSM); freed on an out-of-memory retry.
+    workspace: Mutex<HashMap<&'static str, CudaSlice<u32>>>,
     upload_slots: Mutex<Vec<StagingSlot>>,
     download_slot: Mutex<Option<PinnedHostSlice<u32>>>,
     ones_split: AtomicBool,
@@ -202,6 +209,7 @@ impl CudaDevice {
             timing: Mutex::new(Timing::new(clock)),
             ntt_tables: Mutex::new(HashMap::new()),
             scratch: Mutex::new(HashMap::new()),
+            workspace: Mutex::new(HashMap::new()),
             upload_slots: Mutex::new(Vec::new()),
             download_slot: Mutex::new(None),
             ones_split: AtomicBool::new(split),
@@ -247,6 +255,35 @@ impl CudaDevice {
             }
             other => other,
         })
+    }
+
+    /// Device memory free for new allocations (the driver's free memory less the headroom).
+    pub(crate) fn available_bytes(&self) -> Result<u64, CudaError> {
+        self.ctx.bind_to_thread().map_err(during("binding the context"))?;
+        let (free, _) = cu::mem_get_info().map_err(during("reading free memory"))?;
+        Ok((free as u64).saturating_sub(HEADROOM_BYTES))
+    }
+
+    /// The workspace buffer `name` with room for `words` words (grown if smaller), as a device
+    /// pointer. Its contents are whatever the last user left. Valid until the next call with
+    /// the same name or `clear_workspace`; callers hold the operation lock.
+    pub(crate) fn workspace(&self, name: &'static str, words: usize) -> Result<u64, CudaError> {
+        let mut map = lock(&self.workspace);
+        if let Some(buf) = map.get(name).filter(|b| b.len() >= words.max(1)) {
+            return Ok(self.ptr(buf));
+        }
+        // The old buffer is freed first (ordered on the stream after the work that used it).
+        map.remove(name);
+        let buf = self.alloc(name, words)?;
+        let p = self.ptr(&buf);
+        map.insert(name, buf);
+        Ok(p)
+    }
+
+    /// Frees the workspace (after the stream's work that uses it).
+    pub(crate) fn clear_workspace(&self) -> Result<(), CudaError> {
+        lock(&self.workspace).clear();
+        self.synchronize()
     }
 
     pub(crate) fn alloc_zeros(&self, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
@@ -357,16 +394,20 @@ impl CudaDevice {
         self.download_items(&buf.data, buf.len, FR_WORDS, convert::fr_from_words)
     }
 
+    /// Uploads G1 bases, and makes their shifted multiples where the MSM gains from them.
     pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, CudaError> {
         let _op = self.op();
         let data = self.upload_items("G1 bases", host, G1_WORDS, convert::g1_to_words)?;
-        Ok(G1Buffer { data, len: host.len() })
+        let shifted = self.shifted_bases(&G1, self.ptr(&data), host.len())?;
+        Ok(G1Buffer { data, len: host.len(), shifted })
     }
 
+    /// Uploads G2 bases, and makes their shifted multiples where the MSM gains from them.
     pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, CudaError> {
         let _op = self.op();
         let data = self.upload_items("G2 bases", host, G2_WORDS, convert::g2_to_words)?;
-        Ok(G2Buffer { data, len: host.len() })
+        let shifted = self.shifted_bases(&G2, self.ptr(&data), host.len())?;
+        Ok(G2Buffer { data, len: host.len(), shifted })
     }
 
     /// Small host data (tables, constants) to the device, synchronously.
@@ -376,10 +417,11 @@ impl CudaDevice {
         Ok(dst)
     }
 
-    pub(crate) fn download_words(&self, src: &CudaSlice<u32>, words: usize) -> Result<Vec<u32>, CudaError> {
+    /// `words` words from device address `src` (inside a live allocation of at least as many).
+    pub(crate) fn download_from(&self, src: u64, words: usize) -> Result<Vec<u32>, CudaError> {
         let mut out = vec![0u32; words];
-        // SAFETY: `out` holds `words` words and the source holds at least as many.
-        unsafe { cu::memcpy_dtoh_async(&mut out[..], self.ptr(src), self.stream.cu_stream()) }
+        // SAFETY: `out` holds `words` words and the source holds at least as many (callers).
+        unsafe { cu::memcpy_dtoh_async(&mut out[..], src, self.stream.cu_stream()) }
             .map_err(during("copying from the device"))?;
         self.stream.synchronize().map_err(during("waiting for a copy from the device"))?;
         Ok(out)

@@ -35,14 +35,19 @@ pub const MSM_KERNELS: &[&str] = &[
     "g1_big_pieces",
     "g1_big_combine",
     "g1_bucket_reduce",
+    "g1_bit_sums",
     "g1_window_fold",
     "g1_ones_sum",
+    "g1_shift_bases",
+    "msm_big_plan",
     "g2_accumulate",
     "g2_big_pieces",
     "g2_big_combine",
     "g2_bucket_reduce",
+    "g2_bit_sums",
     "g2_window_fold",
     "g2_ones_sum",
+    "g2_shift_bases",
 ];
 
 /// Concatenates headers and a `.cu` file into one translation unit (NVRTC gets no include

@@ -31,10 +31,10 @@ int main() {
     Fr a, b; rd(a); rd(b);
     pr(a * b); pr(a + b); pr(a - b); pr(a.from_montgomery());
     Fq x, y; rd(x); rd(y);
-    pr(x * y); pr(x + y); pr(x - y); pr(x.sqr()); pr(x.neg());
+    pr(x * y); pr(x + y); pr(x - y); pr(x.sqr()); pr(x.neg()); pr(x.inverse());
     Fq2 u, v; rd(u.c0); rd(u.c1); rd(v.c0); rd(v.c1);
-    Fq2 m = u * v, s = u.sqr();
-    pr(m.c0); pr(m.c1); pr(s.c0); pr(s.c1);
+    Fq2 m = u * v, s = u.sqr(), iv = u.inverse();
+    pr(m.c0); pr(m.c1); pr(s.c0); pr(s.c1); pr(iv.c0); pr(iv.c1);
     Affine<Fq> P, Q; rd(P.x); rd(P.y); rd(Q.x); rd(Q.y);
     Xyzz<Fq> sum = Xyzz<Fq>::from_affine(P); sum.add_affine(Q); pr(sum);            // P + Q
     Xyzz<Fq> d = Xyzz<Fq>::from_affine(P); d.dbl(); pr(d);                          // 2P
@@ -134,9 +134,11 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
 
         let plain: Vec<u32> = a.into_bigint().0.iter().flat_map(|l| [*l as u32, (*l >> 32) as u32]).collect();
         expected.extend([fr_words(&(a * b)), fr_words(&(a + b)), fr_words(&(a - b)), plain]);
-        expected.extend([x * y, x + y, x - y, x.square(), -x].iter().map(fq_words));
-        let (m, s) = (u * v, u.square());
-        expected.extend([m.c0, m.c1, s.c0, s.c1].iter().map(fq_words));
+        // The kernels' inverse maps 0 to 0 (case 1's x).
+        let x_inv = x.inverse().unwrap_or(Fq::zero());
+        expected.extend([x * y, x + y, x - y, x.square(), -x, x_inv].iter().map(fq_words));
+        let (m, s, iv) = (u * v, u.square(), u.inverse().unwrap_or(Fq2::zero()));
+        expected.extend([m.c0, m.c1, s.c0, s.c1, iv.c0, iv.c1].iter().map(fq_words));
         let (pp, qp) = (p.into_group(), q.into_group());
         points.push(vec![
             pp + qp,
@@ -166,10 +168,13 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         "Fq sub",
         "Fq sqr",
         "Fq neg",
+        "Fq inverse",
         "Fq2 mul c0",
         "Fq2 mul c1",
         "Fq2 sqr c0",
         "Fq2 sqr c1",
+        "Fq2 inverse c0",
+        "Fq2 inverse c1",
     ];
     let point_names =
         ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
