@@ -70,8 +70,7 @@ pub fn cached_or_generate(circuit: CircuitKind, size: u32) -> Result<(ProvingKey
 
 /// Writes a key this program generated (valid by construction) into the cache, with its digest.
 fn store_cached(pk: &ProvingKey, path: &Path) -> Result<(), CliError> {
-    write_proving_key(pk, path, false)?;
-    let bytes = std::fs::read(path).map_err(|source| KeyError::Io { path: path.to_path_buf(), source })?;
+    let bytes = write_proving_key(pk, path, false)?;
     write_digest(path, &bytes)
 }
 

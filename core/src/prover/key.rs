@@ -123,7 +123,9 @@ pub fn load_proving_key(path: &Path) -> Result<ProvingKey, KeyError> {
     read_proving_key(&bytes)
 }
 
-pub fn write_proving_key(pk: &ProvingKey, path: &Path, compress: bool) -> Result<(), KeyError> {
+/// Writes the key to `path` (atomically) and returns the bytes written, for callers that
+/// also digest or keep them.
+pub fn write_proving_key(pk: &ProvingKey, path: &Path, compress: bool) -> Result<Vec<u8>, KeyError> {
     let mode = if compress { Compress::Yes } else { Compress::No };
     let mut bytes = Vec::with_capacity(pk.serialized_size(mode));
     pk.serialize_with_mode(&mut bytes, mode)
@@ -134,7 +136,8 @@ pub fn write_proving_key(pk: &ProvingKey, path: &Path, compress: bool) -> Result
     // Write then rename, so a reader never sees half a key.
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, &bytes).map_err(|source| KeyError::Write { path: tmp.clone(), source })?;
-    std::fs::rename(&tmp, path).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })
+    std::fs::rename(&tmp, path).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
+    Ok(bytes)
 }
 
 fn check_points<C: SWCurveConfig>(
