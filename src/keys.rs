@@ -83,7 +83,10 @@ fn load_cached(path: &Path) -> Result<ProvingKey, CliError> {
         return Ok(read_proving_key_with(&bytes, PointChecks::CurveOnly)?);
     }
     let pk = read_proving_key_with(&bytes, PointChecks::Full)?;
-    write_digest(path, &bytes)?;
+    // The digest only speeds up the next load: a cache that cannot take it still serves keys.
+    if let Err(e) = write_digest(path, &bytes) {
+        eprintln!("note: the key's digest was not saved, so the next load checks every point again: {e}");
+    }
     Ok(pk)
 }
 
@@ -187,6 +190,17 @@ mod tests {
         std::fs::write(digest_path(&path), "0000\n").unwrap();
         assert_eq!(load_cached(&path).unwrap(), pk);
         assert_eq!(std::fs::read_to_string(digest_path(&path)).unwrap(), recorded);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+
+    #[test]
+    fn a_digest_that_cannot_be_written_does_not_fail_the_load() {
+        let circuit = CircuitKind::Synthetic;
+        let path = scratch("unwritable-digest");
+        let pk = generate(circuit, circuit.min_size(), 0).unwrap();
+        write_proving_key(&pk, &path, false).unwrap();
+        std::fs::create_dir_all(digest_path(&path)).unwrap(); // a directory where the digest goes
+        assert_eq!(load_cached(&path).unwrap(), pk);
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 
