@@ -4,6 +4,10 @@
 //! run on fresh random inputs; the median is what counts. What is timed, per op:
 //! - `msm-g1`, `msm-g2`: one MSM of 2^size random bases (resident, uploaded once per size)
 //!   by 2^size random scalars already on the device, until the result is on the host.
+//! - `msm-g1-witness`, `msm-g2-witness`: the same with the scalars of a proof's witness MSMs
+//!   (A, B, L): the synthetic circuit's mix of 30 % zeros, 30 % ones and 40 % full-width
+//!   values, shuffled. This is what the 0/1 split and the MSM layouts see inside a proof,
+//!   measured without a proving key (whose generation takes minutes at 2^22).
 //! - `ntt`: one forward NTT of 2^size random scalars already on the device, synchronized.
 //! - `prove`: one whole proof of the `synthetic` circuit at 2^size constraints (synthesis
 //!   included; the key is prepared once, outside the timing), and `prove-device`, the device
@@ -35,7 +39,7 @@ pub struct BenchArgs {
     /// Backends to compare, comma-separated (cpu, cuda, wgpu); default: every available one.
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
-    /// Operations: msm-g1, msm-g2, ntt, prove, prove-arkworks.
+    /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, prove, prove-arkworks.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -62,6 +66,8 @@ pub struct BenchArgs {
 enum Op {
     MsmG1,
     MsmG2,
+    MsmG1Witness,
+    MsmG2Witness,
     Ntt,
     Prove,
     ProveArkworks,
@@ -72,11 +78,14 @@ impl Op {
         match s.trim() {
             "msm-g1" => Ok(Op::MsmG1),
             "msm-g2" => Ok(Op::MsmG2),
+            "msm-g1-witness" => Ok(Op::MsmG1Witness),
+            "msm-g2-witness" => Ok(Op::MsmG2Witness),
             "ntt" => Ok(Op::Ntt),
             "prove" => Ok(Op::Prove),
             "prove-arkworks" => Ok(Op::ProveArkworks),
             other => Err(CliError::Usage(format!(
-                "unknown op '{other}' (expected msm-g1, msm-g2, ntt, prove, prove-arkworks)"
+                "unknown op '{other}' (expected msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, prove, \
+                 prove-arkworks)"
             ))),
         }
     }
@@ -175,6 +184,8 @@ fn op_name(op: Op) -> &'static str {
     match op {
         Op::MsmG1 => "msm-g1",
         Op::MsmG2 => "msm-g2",
+        Op::MsmG1Witness => "msm-g1-witness",
+        Op::MsmG2Witness => "msm-g2-witness",
         Op::Ntt => "ntt",
         Op::Prove => "prove",
         Op::ProveArkworks => "prove-arkworks",
@@ -239,6 +250,19 @@ fn random_scalars(n: usize) -> Vec<Fr> {
     sample::random_scalars(n, &mut ChaCha20Rng::from_entropy())
 }
 
+/// Scalars mixed like the synthetic circuit's witness: 30 % zeros, 30 % ones, 40 % random.
+fn witness_scalars(n: usize) -> Vec<Fr> {
+    use rand::Rng;
+    let mut rng = ChaCha20Rng::from_entropy();
+    (0..n)
+        .map(|_| match rng.gen_range(0..10u32) {
+            0..=2 => Fr::from(0u64),
+            3..=5 => Fr::from(1u64),
+            _ => Fr::rand(&mut rng),
+        })
+        .collect()
+}
+
 fn measure(
     backend: &AnyBackend,
     info: &BackendInfo,
@@ -255,20 +279,22 @@ fn measure(
     let mut spans_per_run: Vec<BTreeMap<String, f64>> = Vec::new();
     let mut record_spans = || spans_per_run.push(span_totals(backend));
     match op {
-        Op::MsmG1 => {
+        Op::MsmG1 | Op::MsmG1Witness => {
             let bases = backend.upload_g1_bases(inputs.g1(size))?;
+            let draw = if op == Op::MsmG1 { random_scalars } else { witness_scalars };
             for _ in 0..total {
-                let scalars = backend.upload_scalars(&random_scalars(n))?;
+                let scalars = backend.upload_scalars(&draw(n))?;
                 let t = Instant::now();
                 let _ = std::hint::black_box(backend.msm_g1(&bases, Scalars::Device(&scalars, 0..n))?);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 record_spans();
             }
         }
-        Op::MsmG2 => {
+        Op::MsmG2 | Op::MsmG2Witness => {
             let bases = backend.upload_g2_bases(inputs.g2(size))?;
+            let draw = if op == Op::MsmG2 { random_scalars } else { witness_scalars };
             for _ in 0..total {
-                let scalars = backend.upload_scalars(&random_scalars(n))?;
+                let scalars = backend.upload_scalars(&draw(n))?;
                 let t = Instant::now();
                 let _ = std::hint::black_box(backend.msm_g2(&bases, Scalars::Device(&scalars, 0..n))?);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
