@@ -57,6 +57,8 @@ pub enum EngineError {
     },
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error("cannot start the synthesis thread pool: {0}")]
+    ThreadPool(String),
     #[error("cannot start an engine thread: {0}")]
     Thread(#[source] std::io::Error),
 }

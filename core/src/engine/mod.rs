@@ -17,6 +17,10 @@
 //!   [`crate::timeline::report::names`]; the report turns them into per-job figures.
 //! - Shutdown drains ([`Engine::shutdown`]) or cancels (dropping the engine); both join
 //!   every thread.
+//! - Synthesis runs its data-parallel steps on its own thread pool, not rayon's global one.
+//!   Device workers convert staged inputs and read results back on the global pool; with
+//!   synthesis there too, each of their small jobs queued behind whole synthesis loops, and
+//!   on the two-H200 host (30 synthesis workers) device sections stalled for up to 0.7 s.
 //! - A device worker takes a partition from the channel and then waits for its device's
 //!   lock (`GPU_PICKUP`, then `LOCK_WAIT`), so the next partition is in hand the moment the
 //!   device frees. The price, with several workers per device and several devices: near a
@@ -99,12 +103,24 @@ pub(crate) struct Shared<B: Backend> {
     pub tasks: WorkQueue<Task>,
     pub channel: WorkQueue<Ready>,
     pub counters: Counters,
+    /// Where synthesis runs its parallel steps (see the design rules above); `None` only in
+    /// the stand-in [`Engine::shutdown`] leaves behind.
+    synth_pool: Option<rayon::ThreadPool>,
     cancelled: AtomicBool,
 }
 
 impl<B: Backend> Shared<B> {
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Runs `work` (a synthesis) on the synthesis pool, so its parallel steps stay off the
+    /// global pool the device workers use.
+    pub fn in_synthesis_pool<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {
+        match &self.synth_pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
     }
 }
 
@@ -163,8 +179,17 @@ impl<B: Backend + 'static> Engine<B> {
                 DeviceSlot { device, locks: DeviceLocks::new(design) }
             })
             .collect();
+        // As many threads as the host has, and at least one per synthesis worker, so that every
+        // worker's synthesis runs at once, as it would on the global pool.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).max(config.synthesis_workers);
+        let synth_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("g16-synth-pool-{i}"))
+            .build()
+            .map_err(|e| EngineError::ThreadPool(e.to_string()))?;
         let shared = Arc::new(Shared {
             devices: slots,
+            synth_pool: Some(synth_pool),
             tasks: WorkQueue::new(usize::MAX),
             channel: WorkQueue::new(config.channel_bound),
             config,
@@ -335,6 +360,7 @@ impl<B: Backend> Shared<B> {
             tasks: WorkQueue::new(1),
             channel: WorkQueue::new(1),
             counters: Counters::default(),
+            synth_pool: None,
             cancelled: AtomicBool::new(true),
         }
     }

@@ -32,7 +32,7 @@ pub(crate) fn synthesis_worker<B: Backend>(shared: &Shared<B>) {
         let outcome = {
             let _g = ticket.tl.span_under(Layer::Engine, names::SYNTH, Some(ticket.span), "");
             let synthesize = partition.synthesize;
-            catch_unwind(AssertUnwindSafe(synthesize))
+            shared.in_synthesis_pool(|| catch_unwind(AssertUnwindSafe(synthesize)))
         };
         let syn = match outcome {
             Ok(Ok(syn)) => syn,
