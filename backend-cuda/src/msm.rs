@@ -48,8 +48,12 @@ pub struct MsmPlan {
 const MAX_WINDOW: u32 = 20;
 /// The widest default window.
 const DEFAULT_MAX_WINDOW: u32 = 16;
-/// Window widths the shared layout chooses from (2^21 buckets at most).
-const SHARED_WINDOWS: std::ops::RangeInclusive<u32> = 8..=22;
+/// Window widths the shared layout chooses from (2^19 buckets at most). Wider windows lost
+/// wherever they were measured on the H200: at 2^24 random scalars (c = 22, the reduction of
+/// 2^21 buckets alone 27 ms), and in the 2^22 proof, whose witness queries (5.2 M points, 60 %
+/// of the scalars 0 or 1) were planned at c = 22 from their length: 85–98 ms a G1 MSM, against
+/// 38 ms for a 2^22 witness-mix MSM at c = 20 (`g16 bench --ops msm-g1-witness`).
+const SHARED_WINDOWS: std::ops::RangeInclusive<u32> = 8..=20;
 /// Points summed per block by the big-bucket path.
 const BIG_PIECE: usize = 4096;
 /// Blocks of the ones' batch addition.
@@ -666,6 +670,7 @@ mod tests {
         }
         assert_eq!(shared_window(1 << 22), (20, 13), "2^22: c = 20 (measured)");
         assert_eq!(shared_window(1 << 20), (20, 13), "2^20: c = 20 (measured)");
+        assert_eq!(shared_window(5_242_879), (20, 13), "the 2^22 proof's witness queries: c = 20 (measured)");
         // At 2^20 and up the shared layout does less work than the windowed one.
         for log in [20, 22, 24] {
             let (c, w) = shared_window(1 << log);
