@@ -3,10 +3,10 @@
 // representation arkworks keeps in memory, so limbs cross the host boundary unconverted.
 //
 // Multiplication is CIOS Montgomery: for each limb b_i of b, t += a·b_i, then t += m·p with
-// m = t_0·(−p⁻¹) mod 2^32, then t >>= 32. Every row is a PTX carry chain (mad.lo.cc /
-// madc.hi.cc): the low halves of a row's products are added with one chain, the high halves
-// with a second one shifted by a limb. t has N+2 limbs: with a, b < p it stays below 2p, and
-// 4p < 2^(32N) for both moduli, so one conditional subtraction finishes the product.
+// m = t_0·(−p⁻¹) mod 2^32, then t >>= 32. Each row is PTX carry chains (mad.lo.cc /
+// madc.hi.cc); the running value is kept as two halves whose chains are independent (see
+// `operator*`). With a, b < p, t stays below 2p < 2^(32N) for both moduli, so one conditional
+// subtraction finishes the product.
 //
 // Each PTX instruction is its own `asm volatile` statement. The carry flag lives between them;
 // the compiler keeps volatile asm in order and the unrolled loops put nothing else between the
@@ -53,6 +53,11 @@ DEVICE u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u32
 DEVICE u32 mad_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 DEVICE u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 }  // namespace ptx
+#endif
+
+// Whether the product is the older single-chain CIOS (for A/B runs, via G16_CUDA_DEFINES).
+#ifndef G16_FF_SERIAL_MUL
+#define G16_FF_SERIAL_MUL 0
 #endif
 
 // The constants of one prime field: its limbs, Montgomery one (R mod p) and −p⁻¹ mod 2^32.
@@ -155,6 +160,22 @@ struct Fp {
   DEVICE Fp neg() const { return zero() - *this; }
   DEVICE Fp dbl() const { return *this + *this; }
 
+  // acc[0..N) += Σ_k x[2k+s]·y·2^(64k): the lo/hi halves of the products of every other limb
+  // of x (s = 0: the even ones, s = 1: the odd ones) tile acc without overlap, so the sum is
+  // ONE carry chain of N multiply-adds; with `carry_in` it starts from the flag's carry. The
+  // carry out is left in the flag.
+  DEVICE static void mad_pairs(u32 acc[N], const u32 x[N], int s, u32 y, bool carry_in) {
+    acc[0] = carry_in ? ptx::madc_lo_cc(x[s], y, acc[0]) : ptx::mad_lo_cc(x[s], y, acc[0]);
+    acc[1] = ptx::madc_hi_cc(x[s], y, acc[1]);
+#pragma unroll
+    for (int k = 1; k < N / 2; k++) {
+      acc[2 * k] = ptx::madc_lo_cc(x[2 * k + s], y, acc[2 * k]);
+      acc[2 * k + 1] = ptx::madc_hi_cc(x[2 * k + s], y, acc[2 * k + 1]);
+    }
+  }
+
+#if G16_FF_SERIAL_MUL
+  // The previous product (one carry chain through every row), kept for A/B measurements.
   DEVICE Fp operator*(const Fp& b) const {
     u32 t[N + 2];
 #pragma unroll
@@ -162,7 +183,6 @@ struct Fp {
 #pragma unroll
     for (int i = 0; i < N; i++) {
       const u32 bi = b.l[i];
-      // t += a·b_i: low halves, then high halves one limb up.
       t[0] = ptx::mad_lo_cc(l[0], bi, t[0]);
 #pragma unroll
       for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(l[j], bi, t[j]);
@@ -172,7 +192,6 @@ struct Fp {
 #pragma unroll
       for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(l[j], bi, t[j + 1]);
       t[N + 1] = ptx::addc(t[N + 1], 0);
-      // t += m·p, which clears t_0.
       const u32 m = t[0] * P::INV;
       t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
 #pragma unroll
@@ -183,13 +202,62 @@ struct Fp {
 #pragma unroll
       for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
       t[N + 1] = ptx::addc(t[N + 1], 0);
-      // t >>= 32
 #pragma unroll
       for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
       t[N + 1] = 0;
     }
     return reduce_once(t);
   }
+#else
+  // CIOS with the running value split in two: t = z + E + O·2^32, E of N+1 limbs, O of N, z
+  // one limb. Each row adds a·b_i and m·p (m = t_0·(−p⁻¹), which clears t's low limb), the
+  // even limbs of a and p into E and the odd ones into O (`mad_pairs`): independent carry
+  // chains of N links instead of one of 4N, so the scheduler can interleave them (the layout
+  // sppark's mont_t uses). Then t >>= 32: O becomes the new E; E_1 is z, and E_2..E_N the new
+  // O. z is added into E_0 at the next row's start, its carry (position 1) starting O's chain.
+  // Bounds: with a < p and t < 2p before a row, t + a·b_i + m·p < 2p·2^32 < 2^(32(N+1)) (2p <
+  // 2^(32N) for both moduli), and each part is at most the whole: E < 2^(32(N+1)) (E_N takes
+  // E's carries) and O < 2^(32N) (O's chains carry nothing out). m depends only on the first
+  // links of E's chain, so it is off the chains' critical path.
+  DEVICE Fp operator*(const Fp& b) const {
+    u32 e[N + 1], o[N], pm[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      e[j] = 0;
+      o[j] = 0;
+      pm[j] = P::mod(j);
+    }
+    e[N] = 0;
+    u32 z = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const u32 bi = b.l[i];
+      e[0] = ptx::add_cc(e[0], z);
+      mad_pairs(o, l, 1, bi, true);
+      mad_pairs(e, l, 0, bi, false);
+      e[N] = ptx::addc(e[N], 0);
+      const u32 m = e[0] * P::INV;
+      mad_pairs(e, pm, 0, m, false);
+      e[N] = ptx::addc(e[N], 0);
+      mad_pairs(o, pm, 1, m, false);
+      // t >>= 32 (e_0 is now 0).
+      z = e[1];
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+        e[j] = o[j];
+        o[j] = hi;
+      }
+      e[N] = 0;
+    }
+    // t = z + E + O·2^32 < 2p < 2^(32N), so O_{N−1} = 0 and the merge carries nothing out.
+    u32 t[N];
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    return reduce_once(t);
+  }
+#endif
 
   DEVICE Fp sqr() const { return *this * *this; }
 
