@@ -490,5 +490,10 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
 #define G16_G2_ACC_MINB 1
 #endif
 
-MSM_CURVE_KERNELS(g1, Fq, MSM_BIG_THREADS_G1, 4)
+// G1's accumulation likewise (4: 128 registers, 16 warps an SM; 3: 168 registers, 12 warps).
+#ifndef G16_G1_ACC_MINB
+#define G16_G1_ACC_MINB 4
+#endif
+
+MSM_CURVE_KERNELS(g1, Fq, MSM_BIG_THREADS_G1, G16_G1_ACC_MINB)
 MSM_CURVE_KERNELS(g2, Fq2, MSM_BIG_THREADS_G2, G16_G2_ACC_MINB)
