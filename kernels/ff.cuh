@@ -36,6 +36,7 @@ inline u32 madc_lo_cc(u32 a, u32 b, u32 c) { return addc_cc((u32)((u64)a * b), c
 inline u32 mad_hi_cc(u32 a, u32 b, u32 c) { return add_cc((u32)(((u64)a * b) >> 32), c); }
 inline u32 madc_hi_cc(u32 a, u32 b, u32 c) { return addc_cc((u32)(((u64)a * b) >> 32), c); }
 }  // namespace ptx
+inline u32 __umulhi_portable(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
 #else
 #define DEVICE __device__ __forceinline__
 // Curve operations are kept out of line: inlined, their unrolled field products multiply the
@@ -53,11 +54,17 @@ DEVICE u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u32
 DEVICE u32 mad_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 DEVICE u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 }  // namespace ptx
+DEVICE u32 __umulhi_portable(u32 a, u32 b) { return __umulhi(a, b); }
 #endif
 
 // Whether the product is the older single-chain CIOS (for A/B runs, via G16_CUDA_DEFINES).
 #ifndef G16_FF_SERIAL_MUL
 #define G16_FF_SERIAL_MUL 0
+#endif
+
+// Whether sqr() is the dedicated squaring (cross products once) or a product a·a.
+#ifndef G16_FF_SQR
+#define G16_FF_SQR 1
 #endif
 
 // The constants of one prime field: its limbs, Montgomery one (R mod p) and −p⁻¹ mod 2^32.
@@ -259,7 +266,104 @@ struct Fp {
   }
 #endif
 
+#if G16_FF_SQR
+  // a², with each cross product a_i·a_j (i < j) computed once and doubled: 66 + 12 limb products
+  // instead of 144 for Fq, then a separate Montgomery reduction (SOS).
+  //  1. Cross products, row i = a_i·(a_{i+1} … a_{N−1}) at positions 2i+1 … i+N, split like
+  //     `mad_pairs`: the products with a_{i+1+2k} into X (pairs starting at odd positions), those
+  //     with a_{i+2+2k} into Y (pairs at even positions), each a carry chain. The chain holding
+  //     a_{N−1} ends at position i+N and carries into i+N+1, which no earlier row reached; the
+  //     other ends at i+N−1 and carries into i+N, which holds at most the previous row's carry
+  //     (that row's chain ended there), so nothing carries further.
+  //  2. s = 2(X + Y) + Σ a_i²·2^(64i) (the diagonal: pairs that do not overlap, no carries).
+  //  3. REDC of s: the low half through `operator*`'s reduction rows (t = s_lo; N times
+  //     t = (t + m·p) / 2^32, split in E and O), then t + s_hi < p + p/2 < 2p, and one
+  //     conditional subtraction. (s_hi < p²/2^(32N) < p/2 for both moduli.)
+  DEVICE Fp sqr() const {
+    u32 x[2 * N], y[2 * N];
+#pragma unroll
+    for (int j = 0; j < 2 * N; j++) {
+      x[j] = 0;
+      y[j] = 0;
+    }
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) {
+      const int len = N - 1 - i;  // a_{i+1} … a_{N−1}
+      // X: a_{i+1+2k}, pairs at 2i+1+2k.
+      const int nx = (len + 1) / 2, ny = len / 2;
+      u32* xs = x + 2 * i + 1;
+      xs[0] = ptx::mad_lo_cc(l[i + 1], l[i], xs[0]);
+      xs[1] = ptx::madc_hi_cc(l[i + 1], l[i], xs[1]);
+#pragma unroll
+      for (int k = 1; k < nx; k++) {
+        xs[2 * k] = ptx::madc_lo_cc(l[i + 1 + 2 * k], l[i], xs[2 * k]);
+        xs[2 * k + 1] = ptx::madc_hi_cc(l[i + 1 + 2 * k], l[i], xs[2 * k + 1]);
+      }
+      xs[2 * nx] = ptx::addc(xs[2 * nx], 0);
+      if (ny > 0) {
+        u32* ys = y + 2 * i + 2;
+        ys[0] = ptx::mad_lo_cc(l[i + 2], l[i], ys[0]);
+        ys[1] = ptx::madc_hi_cc(l[i + 2], l[i], ys[1]);
+#pragma unroll
+        for (int k = 1; k < ny; k++) {
+          ys[2 * k] = ptx::madc_lo_cc(l[i + 2 + 2 * k], l[i], ys[2 * k]);
+          ys[2 * k + 1] = ptx::madc_hi_cc(l[i + 2 + 2 * k], l[i], ys[2 * k + 1]);
+        }
+        ys[2 * ny] = ptx::addc(ys[2 * ny], 0);
+      }
+    }
+    // x = X + Y (< 2^(64N): half of a² − diagonal), then s = 2x + diagonal.
+    x[1] = ptx::add_cc(x[1], y[1]);
+#pragma unroll
+    for (int j = 2; j < 2 * N; j++) x[j] = ptx::addc_cc(x[j], y[j]);
+    u32 s[2 * N];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      y[2 * i] = l[i] * l[i];
+      y[2 * i + 1] = __umulhi_portable(l[i], l[i]);
+    }
+    s[0] = y[0];  // x_0 = 0: the cross products start at position 1
+    s[1] = ptx::add_cc(y[1], x[1] << 1);
+#pragma unroll
+    for (int j = 2; j < 2 * N; j++) s[j] = ptx::addc_cc(y[j], (x[j] << 1) | (x[j - 1] >> 31));
+    // REDC: as operator*'s rows without the a·b_i part.
+    u32 e[N + 1], o[N], pm[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      e[j] = s[j];
+      o[j] = 0;
+      pm[j] = P::mod(j);
+    }
+    e[N] = 0;
+    u32 z = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      e[0] = ptx::add_cc(e[0], z);
+      const u32 m = e[0] * P::INV;
+      mad_pairs(o, pm, 1, m, true);
+      mad_pairs(e, pm, 0, m, false);
+      e[N] = ptx::addc(e[N], 0);
+      z = e[1];
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+        e[j] = o[j];
+        o[j] = hi;
+      }
+      e[N] = 0;
+    }
+    u32 t[N];
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    t[0] = ptx::add_cc(t[0], s[N]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
+    return reduce_once(t);
+  }
+#else
   DEVICE Fp sqr() const { return *this * *this; }
+#endif
 
   // Out of Montgomery form: a·R⁻¹, the plain integer (for scalar digits).
   DEVICE Fp from_montgomery() const {
