@@ -397,6 +397,13 @@ typedef Fp<FqParams> Fq;
 #define G16_G2_HOT_INLINE 0
 #endif
 
+// Whether Fq2's product and square are out-of-line free functions taking their operands by
+// value (so they can travel in registers) rather than member functions taking them by
+// reference (through the stack); an experiment switch, set through G16_CUDA_DEFINES.
+#ifndef G16_FQ2_BYVALUE
+#define G16_FQ2_BYVALUE 0
+#endif
+
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
@@ -410,6 +417,10 @@ struct Fq2 {
   DEVICE Fq2 operator-(const Fq2& b) const { Fq2 r; r.c0 = c0 - b.c0; r.c1 = c1 - b.c1; return r; }
   DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
   DEVICE Fq2 dbl() const { return *this + *this; }
+#if G16_FQ2_BYVALUE
+  DEVICE Fq2 operator*(const Fq2& b) const;
+  DEVICE Fq2 sqr() const;
+#else
   // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
   NOINLINE Fq2 operator*(const Fq2& b) const {
     Fq v0 = c0 * b.c0, v1 = c1 * b.c1;
@@ -426,6 +437,7 @@ struct Fq2 {
     r.c1 = p + p;
     return r;
   }
+#endif
   // (a0 + a1·u)⁻¹ = (a0 − a1·u) / (a0² + a1²); 0 for 0.
   NOINLINE Fq2 inverse() const {
     const Fq t = (c0 * c0 + c1 * c1).inverse();
@@ -435,3 +447,23 @@ struct Fq2 {
     return r;
   }
 };
+
+#if G16_FQ2_BYVALUE
+// The same formulas as the member versions above.
+NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
+  Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
+  Fq2 r;
+  r.c0 = v0 - v1;
+  r.c1 = (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1;
+  return r;
+}
+NOINLINE Fq2 fq2_square(Fq2 a) {
+  Fq2 r;
+  Fq p = a.c0 * a.c1;
+  r.c0 = (a.c0 + a.c1) * (a.c0 - a.c1);
+  r.c1 = p + p;
+  return r;
+}
+DEVICE Fq2 Fq2::operator*(const Fq2& b) const { return fq2_mul(*this, b); }
+DEVICE Fq2 Fq2::sqr() const { return fq2_square(*this); }
+#endif
