@@ -3,10 +3,10 @@
 // representation arkworks keeps in memory, so limbs cross the host boundary unconverted.
 //
 // Multiplication is CIOS Montgomery: for each limb b_i of b, t += a·b_i, then t += m·p with
-// m = t_0·(−p⁻¹) mod 2^32, then t >>= 32. Every row is a PTX carry chain (mad.lo.cc /
-// madc.hi.cc): the low halves of a row's products are added with one chain, the high halves
-// with a second one shifted by a limb. t has N+2 limbs: with a, b < p it stays below 2p, and
-// 4p < 2^(32N) for both moduli, so one conditional subtraction finishes the product.
+// m = t_0·(−p⁻¹) mod 2^32, then t >>= 32. Each row is PTX carry chains (mad.lo.cc /
+// madc.hi.cc); the running value is kept as two halves whose chains are independent (see
+// `operator*`). With a, b < p, t stays below 2p < 2^(32N) for both moduli, so one conditional
+// subtraction finishes the product.
 //
 // Each PTX instruction is its own `asm volatile` statement. The carry flag lives between them;
 // the compiler keeps volatile asm in order and the unrolled loops put nothing else between the
@@ -36,6 +36,7 @@ inline u32 madc_lo_cc(u32 a, u32 b, u32 c) { return addc_cc((u32)((u64)a * b), c
 inline u32 mad_hi_cc(u32 a, u32 b, u32 c) { return add_cc((u32)(((u64)a * b) >> 32), c); }
 inline u32 madc_hi_cc(u32 a, u32 b, u32 c) { return addc_cc((u32)(((u64)a * b) >> 32), c); }
 }  // namespace ptx
+inline u32 __umulhi_portable(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
 #else
 #define DEVICE __device__ __forceinline__
 // Curve operations are kept out of line: inlined, their unrolled field products multiply the
@@ -53,6 +54,17 @@ DEVICE u32 madc_lo_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.lo.cc.u32
 DEVICE u32 mad_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 DEVICE u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
 }  // namespace ptx
+DEVICE u32 __umulhi_portable(u32 a, u32 b) { return __umulhi(a, b); }
+#endif
+
+// Whether the product is the older single-chain CIOS (for A/B runs, via G16_CUDA_DEFINES).
+#ifndef G16_FF_SERIAL_MUL
+#define G16_FF_SERIAL_MUL 0
+#endif
+
+// Whether sqr() is the dedicated squaring (cross products once) or a product a·a.
+#ifndef G16_FF_SQR
+#define G16_FF_SQR 1
 #endif
 
 // The constants of one prime field: its limbs, Montgomery one (R mod p) and −p⁻¹ mod 2^32.
@@ -155,6 +167,22 @@ struct Fp {
   DEVICE Fp neg() const { return zero() - *this; }
   DEVICE Fp dbl() const { return *this + *this; }
 
+  // acc[0..N) += Σ_k x[2k+s]·y·2^(64k): the lo/hi halves of the products of every other limb
+  // of x (s = 0: the even ones, s = 1: the odd ones) tile acc without overlap, so the sum is
+  // ONE carry chain of N multiply-adds; with `carry_in` it starts from the flag's carry. The
+  // carry out is left in the flag.
+  DEVICE static void mad_pairs(u32 acc[N], const u32 x[N], int s, u32 y, bool carry_in) {
+    acc[0] = carry_in ? ptx::madc_lo_cc(x[s], y, acc[0]) : ptx::mad_lo_cc(x[s], y, acc[0]);
+    acc[1] = ptx::madc_hi_cc(x[s], y, acc[1]);
+#pragma unroll
+    for (int k = 1; k < N / 2; k++) {
+      acc[2 * k] = ptx::madc_lo_cc(x[2 * k + s], y, acc[2 * k]);
+      acc[2 * k + 1] = ptx::madc_hi_cc(x[2 * k + s], y, acc[2 * k + 1]);
+    }
+  }
+
+#if G16_FF_SERIAL_MUL
+  // The previous product (one carry chain through every row), kept for A/B measurements.
   DEVICE Fp operator*(const Fp& b) const {
     u32 t[N + 2];
 #pragma unroll
@@ -162,7 +190,6 @@ struct Fp {
 #pragma unroll
     for (int i = 0; i < N; i++) {
       const u32 bi = b.l[i];
-      // t += a·b_i: low halves, then high halves one limb up.
       t[0] = ptx::mad_lo_cc(l[0], bi, t[0]);
 #pragma unroll
       for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(l[j], bi, t[j]);
@@ -172,7 +199,6 @@ struct Fp {
 #pragma unroll
       for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(l[j], bi, t[j + 1]);
       t[N + 1] = ptx::addc(t[N + 1], 0);
-      // t += m·p, which clears t_0.
       const u32 m = t[0] * P::INV;
       t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
 #pragma unroll
@@ -183,15 +209,161 @@ struct Fp {
 #pragma unroll
       for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
       t[N + 1] = ptx::addc(t[N + 1], 0);
-      // t >>= 32
 #pragma unroll
       for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
       t[N + 1] = 0;
     }
     return reduce_once(t);
   }
+#else
+  // CIOS with the running value split in two: t = z + E + O·2^32, E of N+1 limbs, O of N, z
+  // one limb. Each row adds a·b_i and m·p (m = t_0·(−p⁻¹), which clears t's low limb), the
+  // even limbs of a and p into E and the odd ones into O (`mad_pairs`): independent carry
+  // chains of N links instead of one of 4N, so the scheduler can interleave them (the layout
+  // sppark's mont_t uses). Then t >>= 32: O becomes the new E; E_1 is z, and E_2..E_N the new
+  // O. z is added into E_0 at the next row's start, its carry (position 1) starting O's chain.
+  // Bounds: with a < p and t < 2p before a row, t + a·b_i + m·p < 2p·2^32 < 2^(32(N+1)) (2p <
+  // 2^(32N) for both moduli), and each part is at most the whole: E < 2^(32(N+1)) (E_N takes
+  // E's carries) and O < 2^(32N) (O's chains carry nothing out). m depends only on the first
+  // links of E's chain, so it is off the chains' critical path.
+  DEVICE Fp operator*(const Fp& b) const {
+    u32 e[N + 1], o[N], pm[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      e[j] = 0;
+      o[j] = 0;
+      pm[j] = P::mod(j);
+    }
+    e[N] = 0;
+    u32 z = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const u32 bi = b.l[i];
+      e[0] = ptx::add_cc(e[0], z);
+      mad_pairs(o, l, 1, bi, true);
+      mad_pairs(e, l, 0, bi, false);
+      e[N] = ptx::addc(e[N], 0);
+      const u32 m = e[0] * P::INV;
+      mad_pairs(e, pm, 0, m, false);
+      e[N] = ptx::addc(e[N], 0);
+      mad_pairs(o, pm, 1, m, false);
+      // t >>= 32 (e_0 is now 0).
+      z = e[1];
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+        e[j] = o[j];
+        o[j] = hi;
+      }
+      e[N] = 0;
+    }
+    // t = z + E + O·2^32 < 2p < 2^(32N), so O_{N−1} = 0 and the merge carries nothing out.
+    u32 t[N];
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    return reduce_once(t);
+  }
+#endif
 
+#if G16_FF_SQR
+  // a², with each cross product a_i·a_j (i < j) computed once and doubled: 66 + 12 limb products
+  // instead of 144 for Fq, then a separate Montgomery reduction (SOS).
+  //  1. Cross products, row i = a_i·(a_{i+1} … a_{N−1}) at positions 2i+1 … i+N, split like
+  //     `mad_pairs`: the products with a_{i+1+2k} into X (pairs starting at odd positions), those
+  //     with a_{i+2+2k} into Y (pairs at even positions), each a carry chain. The chain holding
+  //     a_{N−1} ends at position i+N and carries into i+N+1, which no earlier row reached; the
+  //     other ends at i+N−1 and carries into i+N, which holds at most the previous row's carry
+  //     (that row's chain ended there), so nothing carries further.
+  //  2. s = 2(X + Y) + Σ a_i²·2^(64i) (the diagonal: pairs that do not overlap, no carries).
+  //  3. REDC of s: the low half through `operator*`'s reduction rows (t = s_lo; N times
+  //     t = (t + m·p) / 2^32, split in E and O), then t + s_hi < p + p/2 < 2p, and one
+  //     conditional subtraction. (s_hi < p²/2^(32N) < p/2 for both moduli.)
+  DEVICE Fp sqr() const {
+    u32 x[2 * N], y[2 * N];
+#pragma unroll
+    for (int j = 0; j < 2 * N; j++) {
+      x[j] = 0;
+      y[j] = 0;
+    }
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) {
+      const int len = N - 1 - i;  // a_{i+1} … a_{N−1}
+      // X: a_{i+1+2k}, pairs at 2i+1+2k.
+      const int nx = (len + 1) / 2, ny = len / 2;
+      u32* xs = x + 2 * i + 1;
+      xs[0] = ptx::mad_lo_cc(l[i + 1], l[i], xs[0]);
+      xs[1] = ptx::madc_hi_cc(l[i + 1], l[i], xs[1]);
+#pragma unroll
+      for (int k = 1; k < nx; k++) {
+        xs[2 * k] = ptx::madc_lo_cc(l[i + 1 + 2 * k], l[i], xs[2 * k]);
+        xs[2 * k + 1] = ptx::madc_hi_cc(l[i + 1 + 2 * k], l[i], xs[2 * k + 1]);
+      }
+      xs[2 * nx] = ptx::addc(xs[2 * nx], 0);
+      if (ny > 0) {
+        u32* ys = y + 2 * i + 2;
+        ys[0] = ptx::mad_lo_cc(l[i + 2], l[i], ys[0]);
+        ys[1] = ptx::madc_hi_cc(l[i + 2], l[i], ys[1]);
+#pragma unroll
+        for (int k = 1; k < ny; k++) {
+          ys[2 * k] = ptx::madc_lo_cc(l[i + 2 + 2 * k], l[i], ys[2 * k]);
+          ys[2 * k + 1] = ptx::madc_hi_cc(l[i + 2 + 2 * k], l[i], ys[2 * k + 1]);
+        }
+        ys[2 * ny] = ptx::addc(ys[2 * ny], 0);
+      }
+    }
+    // x = X + Y (< 2^(64N): half of a² − diagonal), then s = 2x + diagonal.
+    x[1] = ptx::add_cc(x[1], y[1]);
+#pragma unroll
+    for (int j = 2; j < 2 * N; j++) x[j] = ptx::addc_cc(x[j], y[j]);
+    u32 s[2 * N];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      y[2 * i] = l[i] * l[i];
+      y[2 * i + 1] = __umulhi_portable(l[i], l[i]);
+    }
+    s[0] = y[0];  // x_0 = 0: the cross products start at position 1
+    s[1] = ptx::add_cc(y[1], x[1] << 1);
+#pragma unroll
+    for (int j = 2; j < 2 * N; j++) s[j] = ptx::addc_cc(y[j], (x[j] << 1) | (x[j - 1] >> 31));
+    // REDC: as operator*'s rows without the a·b_i part.
+    u32 e[N + 1], o[N], pm[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      e[j] = s[j];
+      o[j] = 0;
+      pm[j] = P::mod(j);
+    }
+    e[N] = 0;
+    u32 z = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      e[0] = ptx::add_cc(e[0], z);
+      const u32 m = e[0] * P::INV;
+      mad_pairs(o, pm, 1, m, true);
+      mad_pairs(e, pm, 0, m, false);
+      e[N] = ptx::addc(e[N], 0);
+      z = e[1];
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+        e[j] = o[j];
+        o[j] = hi;
+      }
+      e[N] = 0;
+    }
+    u32 t[N];
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    t[0] = ptx::add_cc(t[0], s[N]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
+    return reduce_once(t);
+  }
+#else
   DEVICE Fp sqr() const { return *this * *this; }
+#endif
 
   // Out of Montgomery form: a·R⁻¹, the plain integer (for scalar digits).
   DEVICE Fp from_montgomery() const {
@@ -225,6 +397,13 @@ typedef Fp<FqParams> Fq;
 #define G16_G2_HOT_INLINE 0
 #endif
 
+// Whether Fq2's product and square are out-of-line free functions taking their operands by
+// value (so they can travel in registers) rather than member functions taking them by
+// reference (through the stack); an experiment switch, set through G16_CUDA_DEFINES.
+#ifndef G16_FQ2_BYVALUE
+#define G16_FQ2_BYVALUE 0
+#endif
+
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
@@ -238,6 +417,10 @@ struct Fq2 {
   DEVICE Fq2 operator-(const Fq2& b) const { Fq2 r; r.c0 = c0 - b.c0; r.c1 = c1 - b.c1; return r; }
   DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
   DEVICE Fq2 dbl() const { return *this + *this; }
+#if G16_FQ2_BYVALUE
+  DEVICE Fq2 operator*(const Fq2& b) const;
+  DEVICE Fq2 sqr() const;
+#else
   // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
   NOINLINE Fq2 operator*(const Fq2& b) const {
     Fq v0 = c0 * b.c0, v1 = c1 * b.c1;
@@ -254,6 +437,7 @@ struct Fq2 {
     r.c1 = p + p;
     return r;
   }
+#endif
   // (a0 + a1·u)⁻¹ = (a0 − a1·u) / (a0² + a1²); 0 for 0.
   NOINLINE Fq2 inverse() const {
     const Fq t = (c0 * c0 + c1 * c1).inverse();
@@ -263,3 +447,23 @@ struct Fq2 {
     return r;
   }
 };
+
+#if G16_FQ2_BYVALUE
+// The same formulas as the member versions above.
+NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
+  Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
+  Fq2 r;
+  r.c0 = v0 - v1;
+  r.c1 = (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1;
+  return r;
+}
+NOINLINE Fq2 fq2_square(Fq2 a) {
+  Fq2 r;
+  Fq p = a.c0 * a.c1;
+  r.c0 = (a.c0 + a.c1) * (a.c0 - a.c1);
+  r.c1 = p + p;
+  return r;
+}
+DEVICE Fq2 Fq2::operator*(const Fq2& b) const { return fq2_mul(*this, b); }
+DEVICE Fq2 Fq2::sqr() const { return fq2_square(*this); }
+#endif
