@@ -15,6 +15,7 @@
 mod cache;
 pub mod convert;
 pub mod device;
+mod field_wgsl;
 pub mod formulas;
 pub mod msm;
 pub mod ntt;

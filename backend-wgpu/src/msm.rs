@@ -60,6 +60,26 @@ const MODE_GROUPS: u32 = 1;
 /// Fr scalars have 255 bits.
 const SCALAR_BITS: u32 = 255;
 
+/// Windows of c bits for a 255-bit scalar with signed digits: they carry into one more
+/// window only when the top window is full.
+fn windows(c: u32) -> u32 {
+    SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c))
+}
+
+/// The window size with the fewest point additions for n scalars: n·nwin mixed additions into
+/// buckets, and about 3 per bucket (nwin·2^(c−1) of them) to merge partials and reduce the
+/// windows (two full additions, each ~1.2 mixed ones). Ties go to the smaller window. For
+/// 2^20 scalars: c = 16 (16 windows, like c = 17, but half the buckets).
+fn best_window(n: u64) -> u32 {
+    let cost = |c: u32| u64::from(windows(c)) * (n + 3 * (1u64 << (c - 1)));
+    (4..=20).min_by_key(|&c| (cost(c), c)).unwrap_or(16)
+}
+
+/// `G16_WGPU_MSM_WINDOW=c` (4..=20) forces the window size (for tuning runs).
+fn window_override() -> Option<u32> {
+    std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
+}
+
 /// The shape of one (sub-)MSM.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -74,10 +94,8 @@ struct Plan {
 
 impl Plan {
     fn new(n: usize) -> Plan {
-        let log = usize::BITS - n.max(1).leading_zeros();
-        let c = log.saturating_sub(4).clamp(4, 16);
-        // Signed digits carry into one more window only when the top window is full.
-        let nwin = SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c));
+        let c = window_override().unwrap_or_else(|| best_window(n as u64));
+        let nwin = windows(c);
         let half = 1u32 << (c - 1);
         Plan { n: n as u32, c, nwin, half, nb: nwin * half + 1, segments: (half / SEGMENT).max(1) }
     }
@@ -419,4 +437,31 @@ fn combine<P: PrimeGroup>(subs: impl Iterator<Item = (u32, Vec<P>)>) -> P {
         total += acc + ones;
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_cover_a_signed_255_bit_scalar() {
+        // 16 windows of 16 bits hold 255 bits and the top carry; 17 × 15 = 255 needs one more.
+        assert_eq!(windows(16), 16);
+        assert_eq!(windows(17), 16);
+        assert_eq!(windows(15), 18);
+        for c in 4..=20 {
+            assert!(windows(c) * c > SCALAR_BITS, "c = {c}");
+        }
+    }
+
+    #[test]
+    fn the_window_minimises_the_counted_additions() {
+        assert_eq!(best_window(1 << 20), 16);
+        for log in [0u32, 4, 10, 16, 22, 26] {
+            let n = 1u64 << log;
+            let c = best_window(n);
+            let cost = |c: u32| u64::from(windows(c)) * (n + 3 * (1u64 << (c - 1)));
+            assert!((4..=20).all(|d| cost(c) <= cost(d)), "n = 2^{log}: c = {c}");
+        }
+    }
 }
