@@ -189,6 +189,8 @@ pub struct WgpuDevice {
     pub(crate) tables: crate::ntt::Tables,
     pub(crate) programs: Mutex<HashMap<crate::shader::Curve, Arc<wgpu::Buffer>>>,
     cache: Option<(wgpu::PipelineCache, std::path::PathBuf)>,
+    /// Temporaries kept across operations (scratch.rs).
+    pub(crate) scratch_pool: crate::scratch::Pool,
 }
 
 impl WgpuDevice {
@@ -267,6 +269,7 @@ impl WgpuDevice {
             tables: Default::default(),
             programs: Mutex::default(),
             cache,
+            scratch_pool: Default::default(),
         };
         dev.timing.calibrate(&dev.device, &dev.queue)?;
         Ok(dev)

@@ -19,6 +19,7 @@ mod field_wgsl;
 pub mod formulas;
 pub mod msm;
 pub mod ntt;
+mod scratch;
 pub mod shader;
 pub mod timing;
 

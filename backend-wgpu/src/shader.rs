@@ -237,7 +237,7 @@ impl Module {
             Module::Ntt => &["stockham_pass"],
             Module::Pointwise => &["mul", "sub", "scale", "quotient"],
             Module::MsmSort => &["digits", "scatter"],
-            Module::Scan => &["scan"],
+            Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
             Module::MsmBucket(_) => &["accumulate", "reduce"],
         }
     }
@@ -261,7 +261,11 @@ impl Module {
                 bind("offsets", U32, Read, Plain),
                 bind("sorted", U32, ReadWrite, Plain),
             ],
-            Module::Scan => vec![bind("src", U32, Read, Plain), bind("dst", U32, ReadWrite, Plain)],
+            Module::Scan => vec![
+                bind("src", U32, Read, Plain),
+                bind("dst", U32, ReadWrite, Plain),
+                bind("blocks", U32, ReadWrite, Plain),
+            ],
             Module::MsmBucket(c) => vec![
                 bind("bases", c.affine(), Read, Split),
                 bind("sorted", U32, Read, Plain),
