@@ -462,17 +462,25 @@ impl WgpuDevice {
                 limit: self.limits.max_buffer_size,
             });
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(what),
-            size: size.max(16),
-            usage,
-            mapped_at_creation: false,
-        });
-        if pollster::block_on(scope.pop()).is_some() {
-            return Err(WgpuError::OutOfMemory { what: what.to_string(), requested: size });
+        let attempt = || {
+            let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(what),
+                size: size.max(16),
+                usage,
+                mapped_at_creation: false,
+            });
+            pollster::block_on(scope.pop()).is_none().then_some(buffer)
+        };
+        // Out of memory: the pooled temporaries no operation holds are freed, and it tries again.
+        match attempt() {
+            Some(b) => Ok(b),
+            None if self.scratch_pool.clear() => {
+                self.wait()?;
+                attempt().ok_or_else(|| WgpuError::OutOfMemory { what: what.to_string(), requested: size })
+            }
+            None => Err(WgpuError::OutOfMemory { what: what.to_string(), requested: size }),
         }
-        Ok(buffer)
     }
 
     /// A storage buffer that is bound whole (one binding): it must fit in one.

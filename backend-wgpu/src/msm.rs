@@ -5,16 +5,16 @@
 //! sums (nwin points, c doublings between them).
 //!
 //! An MSM too large for one set of temporaries (each temporary array must fit one binding)
-//! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up.
+//! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up. The
+//! temporaries come from the device's pool (scratch.rs), so a run of MSMs allocates them once.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::PrimeGroup;
 
 use crate::convert::{g1_to_words, g1_xyzz_from_words, g2_to_words, g2_xyzz_from_words, to_words};
-use std::sync::Arc;
-
 use crate::device::{Chunked, Kernel, Res, WgpuDevice};
 use crate::ntt::FrBuffer;
 use crate::scratch::Scratch;

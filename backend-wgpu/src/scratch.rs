@@ -22,9 +22,13 @@ use crate::WgpuError;
 pub(crate) struct Pool(Mutex<Vec<(&'static str, u64, wgpu::Buffer)>>);
 
 impl Pool {
-    /// Drops every free buffer (before retrying an allocation that ran out of memory).
-    fn clear(&self) {
-        lock(&self.0).clear();
+    /// Drops every free buffer (before retrying an allocation that ran out of memory); false
+    /// if there was none.
+    pub(crate) fn clear(&self) -> bool {
+        let mut free = lock(&self.0);
+        let had = !free.is_empty();
+        free.clear();
+        had
     }
 }
 
@@ -75,16 +79,8 @@ impl WgpuDevice {
         };
         let (size, buffer) = match taken {
             Some((_, size, b)) => (size, b),
-            None => {
-                let b = match self.plain(what, bytes) {
-                    Err(WgpuError::OutOfMemory { .. }) => {
-                        pool.clear();
-                        self.plain(what, bytes)?
-                    }
-                    other => other?,
-                };
-                (bytes, b)
-            }
+            // (An allocation that runs out of memory empties the pool and retries: device.rs.)
+            None => (bytes, self.plain(what, bytes)?),
         };
         Ok(Scratch { pool, what, size, buffer: Some(buffer) })
     }
