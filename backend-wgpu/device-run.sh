@@ -123,6 +123,80 @@ stage2() {
         --skip u32 2>&1 | tee -a "$OUT/conformance.txt"
 }
 
+# Session 3, call 1 (experiment): the straight-line field code's effect on the H200 — pipeline
+# creation cold and warm, the wgpu cases with their phase split, the window-size A/B at 2^20,
+# the MSM conformance tests at CI sizes, and a CUDA check (its kernel cache and NVRTC).
+stage3a() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s3a.jsonl" log="$OUT/s3a.txt"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    rm -rf /tmp/pc
+    for run in cold warm; do
+        echo "== pipelines, $run" | tee -a "$log"
+        G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    done
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    b 40 --backends wgpu --ops msm-g1 --sizes 20 --runs 3
+    b 60 --backends wgpu --ops msm-g1 --sizes 22 --runs 3
+    b 40 --backends wgpu --ops msm-g2 --sizes 20 --runs 3
+    b 30 --backends wgpu --ops ntt --sizes 22 --runs 3
+    b 40 --backends wgpu --ops ntt --sizes 24 --runs 3
+    echo "== window 17 (the old choice at 2^20)" | tee -a "$log"
+    G16_WGPU_MSM_WINDOW=17 b 30 --backends wgpu --ops msm-g1 --sizes 20 --runs 3
+    echo "== MSM conformance, CI sizes" | tee -a "$log"
+    timeout 60 $d/backend_wgpu --test-threads 1 msm_ --skip u32 --skip plain 2>&1 | tee -a "$log"
+    b 30 --backends cuda --ops msm-g1 --sizes 20 --runs 3
+}
+
+# Session 3, call 2 (final code and defaults), in the order of what the issue needs most, each
+# step under its own timeout: pipeline creation cold and warm; wgpu against CUDA (MSM G1 2^20,
+# 2^22, G2 2^20, NTT 2^22, 2^24), the CPU at MSM G1 2^22 (the 10x target); the traced proof of
+# synthetic 2^20 and its report, with the same proof on CUDA; the large conformance suite;
+# then the CPU's other cases. Logs: s3.txt (everything), suite.txt, prove-report.txt.
+stage3() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s3.jsonl" log="$OUT/s3.txt"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    rm -rf /tmp/pc
+    for run in cold warm; do
+        echo "== pipelines, $run" | tee -a "$log"
+        G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 timeout 30 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    done
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    b 30 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 40 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 30 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    b 20 --backends wgpu,cuda --ops ntt --sizes 22 --runs 5
+    b 30 --backends wgpu,cuda --ops ntt --sizes 24 --runs 3
+    b 45 --backends cpu --ops msm-g1 --sizes 22 --runs 3 --warmup 0
+    echo "== prove synthetic 2^20, wgpu, traced" | tee -a "$log"
+    timeout 90 $d/g16 prove --backend wgpu --circuit synthetic --size 20 --partitions 3 --trace /tmp/t.json \
+        --json 2>&1 | tee -a "$log"
+    $d/g16 timeline report /tmp/t.json 2>&1 | tee "$OUT/prove-report.txt" | tee -a "$log" | head -60
+    gzip -c /tmp/t.json > "$OUT/h200-wgpu-prove20-trace.json.gz"
+    echo "== prove synthetic 2^20, cuda" | tee -a "$log"
+    timeout 30 $d/g16 prove --backend cuda --circuit synthetic --size 20 --partitions 3 --json 2>&1 \
+        | tail -3 | tee -a "$log"
+    echo "== conformance, G16_CONFORMANCE=large, default path" | tee -a "$log"
+    G16_CONFORMANCE=large timeout 150 $d/backend_wgpu --test-threads 1 --skip u32 --skip plain 2>&1 \
+        | tee "$OUT/suite.txt" | tee -a "$log"
+    b 20 --backends cpu --ops msm-g1 --sizes 20 --runs 3 --warmup 0
+    b 25 --backends cpu --ops msm-g2 --sizes 20 --runs 3 --warmup 0
+    b 20 --backends cpu --ops ntt --sizes 22 --runs 3 --warmup 0
+    b 20 --backends cpu --ops ntt --sizes 24 --runs 3 --warmup 0
+}
+
+# The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
+cuda_env() {
+    export G16_CACHE_DIR=/tmp/g16-cache
+    mkdir -p $G16_CACHE_DIR && cp -r ${G16_DEV:-.device/wgpu}/cache/cuda $G16_CACHE_DIR/ 2>/dev/null
+    local nvrtc
+    nvrtc=$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
+    [ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
 loaders
 FILTER=${2:-}
 case "${1:-all}" in
@@ -132,5 +206,7 @@ case "${1:-all}" in
     prove) prove ;;
     all) setup; conformance; bench; prove ;;
     s2) stage2 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2" >&2; exit 2 ;;
+    s3a) stage3a ;;
+    s3) stage3 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3" >&2; exit 2 ;;
 esac

@@ -189,6 +189,8 @@ pub struct WgpuDevice {
     pub(crate) tables: crate::ntt::Tables,
     pub(crate) programs: Mutex<HashMap<crate::shader::Curve, Arc<wgpu::Buffer>>>,
     cache: Option<(wgpu::PipelineCache, std::path::PathBuf)>,
+    /// Temporaries kept across operations (scratch.rs).
+    pub(crate) scratch_pool: crate::scratch::Pool,
 }
 
 impl WgpuDevice {
@@ -267,6 +269,7 @@ impl WgpuDevice {
             tables: Default::default(),
             programs: Mutex::default(),
             cache,
+            scratch_pool: Default::default(),
         };
         dev.timing.calibrate(&dev.device, &dev.queue)?;
         Ok(dev)
@@ -459,17 +462,25 @@ impl WgpuDevice {
                 limit: self.limits.max_buffer_size,
             });
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(what),
-            size: size.max(16),
-            usage,
-            mapped_at_creation: false,
-        });
-        if pollster::block_on(scope.pop()).is_some() {
-            return Err(WgpuError::OutOfMemory { what: what.to_string(), requested: size });
+        let attempt = || {
+            let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(what),
+                size: size.max(16),
+                usage,
+                mapped_at_creation: false,
+            });
+            pollster::block_on(scope.pop()).is_none().then_some(buffer)
+        };
+        // Out of memory: the pooled temporaries no operation holds are freed, and it tries again.
+        match attempt() {
+            Some(b) => Ok(b),
+            None if self.scratch_pool.clear() => {
+                self.wait()?;
+                attempt().ok_or_else(|| WgpuError::OutOfMemory { what: what.to_string(), requested: size })
+            }
+            None => Err(WgpuError::OutOfMemory { what: what.to_string(), requested: size }),
         }
-        Ok(buffer)
     }
 
     /// A storage buffer that is bound whole (one binding): it must fit in one.

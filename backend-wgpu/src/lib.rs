@@ -15,9 +15,11 @@
 mod cache;
 pub mod convert;
 pub mod device;
+mod field_wgsl;
 pub mod formulas;
 pub mod msm;
 pub mod ntt;
+mod scratch;
 pub mod shader;
 pub mod timing;
 

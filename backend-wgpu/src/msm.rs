@@ -5,16 +5,19 @@
 //! sums (nwin points, c doublings between them).
 //!
 //! An MSM too large for one set of temporaries (each temporary array must fit one binding)
-//! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up.
+//! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up. The
+//! temporaries come from the device's pool (scratch.rs), so a run of MSMs allocates them once.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::PrimeGroup;
 
 use crate::convert::{g1_to_words, g1_xyzz_from_words, g2_to_words, g2_xyzz_from_words, to_words};
-use crate::device::{Chunked, Res, WgpuDevice};
+use crate::device::{Chunked, Kernel, Res, WgpuDevice};
 use crate::ntt::FrBuffer;
+use crate::scratch::Scratch;
 use crate::shader::{Curve, Elem, Module};
 use crate::timing::Op;
 use crate::WgpuError;
@@ -60,6 +63,26 @@ const MODE_GROUPS: u32 = 1;
 /// Fr scalars have 255 bits.
 const SCALAR_BITS: u32 = 255;
 
+/// Windows of c bits for a 255-bit scalar with signed digits: they carry into one more
+/// window only when the top window is full.
+fn windows(c: u32) -> u32 {
+    SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c))
+}
+
+/// The window size with the fewest point additions for n scalars: n·nwin mixed additions into
+/// buckets, and about 3 per bucket (nwin·2^(c−1) of them) to merge partials and reduce the
+/// windows (two full additions, each ~1.2 mixed ones). Ties go to the smaller window. For
+/// 2^20 scalars: c = 16 (16 windows, like c = 17, but half the buckets).
+fn best_window(n: u64) -> u32 {
+    let cost = |c: u32| u64::from(windows(c)) * (n + 3 * (1u64 << (c - 1)));
+    (4..=20).min_by_key(|&c| (cost(c), c)).unwrap_or(16)
+}
+
+/// `G16_WGPU_MSM_WINDOW=c` (4..=20) forces the window size (for tuning runs).
+fn window_override() -> Option<u32> {
+    std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
+}
+
 /// The shape of one (sub-)MSM.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -74,10 +97,8 @@ struct Plan {
 
 impl Plan {
     fn new(n: usize) -> Plan {
-        let log = usize::BITS - n.max(1).leading_zeros();
-        let c = log.saturating_sub(4).clamp(4, 16);
-        // Signed digits carry into one more window only when the top window is full.
-        let nwin = SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c));
+        let c = window_override().unwrap_or_else(|| best_window(n as u64));
+        let nwin = windows(c);
         let half = 1u32 << (c - 1);
         Plan { n: n as u32, c, nwin, half, nb: nwin * half + 1, segments: (half / SEGMENT).max(1) }
     }
@@ -219,27 +240,32 @@ impl WgpuDevice {
         let plan = Plan::new(n);
         let xyzz = curve.xyzz();
         let nb = u64::from(plan.nb);
-        let keys = self.plain("msm keys", plan.entries() * 4)?;
-        let sorted = self.plain("msm sorted", plan.entries() * 4)?;
-        let counts = self.plain("msm counts", nb * 4)?;
-        let cursor = self.plain("msm cursor", nb * 4)?;
-        let offsets = self.plain("msm offsets", (nb + 1) * 4)?;
+        let keys = self.scratch("msm keys", plan.entries() * 4)?;
+        let sorted = self.scratch("msm sorted", plan.entries() * 4)?;
+        let counts = self.scratch("msm counts", nb * 4)?;
+        let cursor = self.scratch("msm cursor", nb * 4)?;
+        let offsets = self.scratch("msm offsets", (nb + 1) * 4)?;
         let levels = plan.levels();
         let mut tasks = Vec::new();
         for _ in &levels {
-            tasks.push(self.plain("msm tasks", (nb + 1) * 4)?);
+            tasks.push(self.scratch("msm tasks", (nb + 1) * 4)?);
         }
-        let ping = self.plain("msm partials", plan.tasks0() * xyzz.bytes())?;
-        let pong = self.plain("msm partials", plan.tasks0() * xyzz.bytes())?;
+        let ping = self.scratch("msm partials (ping)", plan.tasks0() * xyzz.bytes())?;
+        let pong = self.scratch("msm partials (pong)", plan.tasks0() * xyzz.bytes())?;
         let win_len = u64::from(plan.nwin * plan.segments + 1);
-        let wa = self.plain("msm windows", win_len * xyzz.bytes())?;
-        let wb = self.plain("msm windows", win_len * xyzz.bytes())?;
+        let wa = self.scratch("msm windows (a)", win_len * xyzz.bytes())?;
+        let wb = self.scratch("msm windows (b)", win_len * xyzz.bytes())?;
         let dummy_bases = self.dummy(curve.affine())?;
         let prog = self.program(curve);
 
         let digits = self.kernel(Module::MsmSort, "digits")?;
         let scatter = self.kernel(Module::MsmSort, "scatter")?;
-        let scan = self.kernel(Module::Scan, "scan")?;
+        let scan = Scan {
+            blocks: self.kernel(Module::Scan, "scan_blocks")?,
+            tops: self.kernel(Module::Scan, "scan_tops")?,
+            add: self.kernel(Module::Scan, "scan_add")?,
+            totals: self.scratch("msm scan blocks", (u64::from(plan.nb.div_ceil(SCAN_BLOCK)) + 1) * 4)?,
+        };
         let bucket = Module::MsmBucket(curve);
         // Two kernels per curve, each in two modes (msm_bucket.wgsl says why).
         let acc_bases = self.kernel(bucket, "accumulate")?;
@@ -287,7 +313,7 @@ impl WgpuDevice {
         }
         // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
         {
-            let g_off = self.bind(&scan, &[plan.nb, 0, 1, 0], &[Res::Plain(&counts), Res::Plain(&offsets)])?;
+            let off_steps = self.scan_steps(&scan, &counts, &offsets, plan.nb, 0, 1)?;
             let g_scatter = self.bind(
                 &scatter,
                 &sort_params(plan.entries()),
@@ -299,12 +325,15 @@ impl WgpuDevice {
                     Res::Plain(&sorted),
                 ],
             )?;
-            let g_tasks =
-                self.bind(&scan, &[plan.nb, 1, levels[0], 0], &[Res::Plain(&offsets), Res::Plain(&tasks[0])])?;
+            let task_steps = self.scan_steps(&scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
             let mut pass = op.pass(&format!("{op_name}.sort"));
-            self.dispatch(&mut pass, &scan, &g_off, 256)?;
+            for (k, g, threads) in &off_steps {
+                self.dispatch(&mut pass, k, g, *threads)?;
+            }
             self.dispatch(&mut pass, &scatter, &g_scatter, plan.entries())?;
-            self.dispatch(&mut pass, &scan, &g_tasks, 256)?;
+            for (k, g, threads) in &task_steps {
+                self.dispatch(&mut pass, k, g, *threads)?;
+            }
         }
         // Phase 3: bucket sums, level by level.
         let mut bound = plan.tasks0();
@@ -326,9 +355,7 @@ impl WgpuDevice {
             let mut groups = vec![(acc_bases.clone(), g0, bound)];
             for level in 1..levels.len() {
                 let t = levels[level];
-                let g_scan =
-                    self.bind(&scan, &[plan.nb, 1, t, 0], &[Res::Plain(&tasks[level - 1]), Res::Plain(&tasks[level])])?;
-                groups.push((scan.clone(), g_scan, 256));
+                groups.extend(self.scan_steps(&scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
                 bound = bound.div_ceil(u64::from(t)) + nb;
                 let g = self.bind(
                     &acc_partials,
@@ -404,6 +431,41 @@ impl WgpuDevice {
     }
 }
 
+/// Counts per block of `scan_blocks` (shaders/scan.wgsl's BLOCK).
+const SCAN_BLOCK: u32 = 512;
+
+/// The three kernels of a prefix sum over bucket counts (shaders/scan.wgsl), and the block
+/// totals they pass between them.
+struct Scan<'d> {
+    blocks: Arc<Kernel>,
+    tops: Arc<Kernel>,
+    add: Arc<Kernel>,
+    totals: Scratch<'d>,
+}
+
+impl WgpuDevice {
+    /// The dispatches (kernel, bindings, threads) of dst = the exclusive prefix sum of
+    /// ⌈count(b)/t⌉ over nb buckets (mode 0: counts in src; mode 1: differences of src).
+    fn scan_steps(
+        &self,
+        scan: &Scan<'_>,
+        src: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+        nb: u32,
+        mode: u32,
+        t: u32,
+    ) -> Result<Vec<(Arc<Kernel>, wgpu::BindGroup, u64)>, WgpuError> {
+        let res = [Res::Plain(src), Res::Plain(dst), Res::Plain(&scan.totals)];
+        let params = [nb, mode, t, 0];
+        let blocks = u64::from(nb.div_ceil(SCAN_BLOCK));
+        Ok(vec![
+            (scan.blocks.clone(), self.bind(&scan.blocks, &params, &res)?, blocks * 64),
+            (scan.tops.clone(), self.bind(&scan.tops, &params, &res)?, 64),
+            (scan.add.clone(), self.bind(&scan.add, &params, &res)?, u64::from(nb)),
+        ])
+    }
+}
+
 /// Σ over sub-MSMs of Σ_w 2^(c·w)·W_w + ones.
 fn combine<P: PrimeGroup>(subs: impl Iterator<Item = (u32, Vec<P>)>) -> P {
     let mut total = P::zero();
@@ -419,4 +481,31 @@ fn combine<P: PrimeGroup>(subs: impl Iterator<Item = (u32, Vec<P>)>) -> P {
         total += acc + ones;
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_cover_a_signed_255_bit_scalar() {
+        // 16 windows of 16 bits hold 255 bits and the top carry; 17 × 15 = 255 needs one more.
+        assert_eq!(windows(16), 16);
+        assert_eq!(windows(17), 16);
+        assert_eq!(windows(15), 18);
+        for c in 4..=20 {
+            assert!(windows(c) * c > SCALAR_BITS, "c = {c}");
+        }
+    }
+
+    #[test]
+    fn the_window_minimises_the_counted_additions() {
+        assert_eq!(best_window(1 << 20), 16);
+        for log in [0u32, 4, 10, 16, 22, 26] {
+            let n = 1u64 << log;
+            let c = best_window(n);
+            let cost = |c: u32| u64::from(windows(c)) * (n + 3 * (1u64 << (c - 1)));
+            assert!((4..=20).all(|d| cost(c) <= cost(d)), "n = 2^{log}: c = {c}");
+        }
+    }
 }

@@ -237,7 +237,7 @@ impl Module {
             Module::Ntt => &["stockham_pass"],
             Module::Pointwise => &["mul", "sub", "scale", "quotient"],
             Module::MsmSort => &["digits", "scatter"],
-            Module::Scan => &["scan"],
+            Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
             Module::MsmBucket(_) => &["accumulate", "reduce"],
         }
     }
@@ -261,7 +261,11 @@ impl Module {
                 bind("offsets", U32, Read, Plain),
                 bind("sorted", U32, ReadWrite, Plain),
             ],
-            Module::Scan => vec![bind("src", U32, Read, Plain), bind("dst", U32, ReadWrite, Plain)],
+            Module::Scan => vec![
+                bind("src", U32, Read, Plain),
+                bind("dst", U32, ReadWrite, Plain),
+                bind("blocks", U32, ReadWrite, Plain),
+            ],
             Module::MsmBucket(c) => vec![
                 bind("bases", c.affine(), Read, Split),
                 bind("sorted", U32, Read, Plain),
@@ -395,12 +399,13 @@ fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str) -> String {
     }
     let neg_inv = inv.wrapping_neg();
     let src = include_str!("../../shaders/field.wgsl")
-        .replace("NLIMBS_PLUS_2", &format!("{}u", limbs + 2))
         .replace("NLIMBS", &format!("{limbs}u"))
         .replace("MONT_ONE", &wgsl_u32_list(&one))
         .replace("MODULUS", &wgsl_u32_list(&modulus))
         .replace("INV_WORD", &format!("0x{neg_inv:08x}u"));
-    replace_word(&src.replace("FIELD_", &format!("{prefix}_")), "FIELD", prefix)
+    let mut out = replace_word(&src.replace("FIELD_", &format!("{prefix}_")), "FIELD", prefix);
+    out.push_str(&crate::field_wgsl::straight_line(prefix, &modulus, neg_inv));
+    out
 }
 
 /// The Montgomery form of a field element (arkworks keeps it internally).

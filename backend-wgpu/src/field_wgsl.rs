@@ -1,0 +1,132 @@
+//! The field functions that touch every limb (`is_zero`, `eq`, `reduce_once`, `add`, `sub`,
+//! `mul`) as straight-line WGSL, one named scalar per limb, generated for each field from its
+//! modulus.
+//!
+//! Why not loops over `array<u32, N>` (as the rest of field.wgsl): a loop that indexes an
+//! array by its counter keeps the array in addressable memory unless the driver unrolls it
+//! completely. The H200's numbers with the loops pointed there (NVIDIA's Vulkan compiler,
+//! driver 580): an NTT pass of 2^19 butterflies took ~1 ms (CUDA's whole 2^20 NTT: 0.5 ms),
+//! and the MSM's window reduction spent ~0.3 ms per XYZZ addition per thread — about what 288
+//! dependent multiply-adds cost when each waits on a local-memory load and store. Written out,
+//! every limb is an SSA value a compiler keeps in a register, and the modulus limbs are
+//! immediates; NOTES.md has the measurement of the change.
+
+/// WGSL for `{prefix}_is_zero`, `_eq`, `_reduce_once`, `_add`, `_sub` and `_mul` over a
+/// field of `modulus.len()` 32-bit limbs (top bit of the top limb clear, so sums of two
+/// reduced elements fit the limbs), `neg_inv` = −p⁻¹ mod 2³². Needs `mac` (wide_*.wgsl).
+pub fn straight_line(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
+    let n = modulus.len();
+    let mut s = String::new();
+    let list = |name: &str| (0..n).map(|i| format!("{name}{i}")).collect::<Vec<_>>().join(", ");
+    let unpack = |s: &mut String, name: &str, from: &str| {
+        for i in 0..n {
+            s.push_str(&format!("    let {name}{i} = {from}[{i}];\n"));
+        }
+    };
+    // d = x − p limb by limb with borrows, then d if nothing was borrowed, else x.
+    let subtract_p = |s: &mut String, x: &str, d: &str| {
+        s.push_str("    var borrow = 0u;\n");
+        for (i, p) in modulus.iter().enumerate() {
+            s.push_str(&format!(
+                "    let {d}{i}t = {x}{i} - 0x{p:08x}u;\n    let {d}{i} = {d}{i}t - borrow;\n    borrow = select(0u, 1u, {x}{i} < 0x{p:08x}u) | select(0u, 1u, {d}{i}t < borrow);\n"
+            ));
+        }
+    };
+
+    let or_all = |f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join(" | ");
+    s.push_str(&format!(
+        "fn {prefix}_is_zero(a: {prefix}) -> bool {{\n    return ({}) == 0u;\n}}\n\n",
+        or_all(&|i| format!("a[{i}]"))
+    ));
+    s.push_str(&format!(
+        "fn {prefix}_eq(a: {prefix}, b: {prefix}) -> bool {{\n    return ({}) == 0u;\n}}\n\n",
+        or_all(&|i| format!("(a[{i}] ^ b[{i}])"))
+    ));
+
+    // x − p if x ≥ p, else x (x < 2p).
+    s.push_str(&format!("fn {prefix}_reduce_once(x: {prefix}) -> {prefix} {{\n"));
+    unpack(&mut s, "x", "x");
+    subtract_p(&mut s, "x", "d");
+    s.push_str(&format!(
+        "    if (borrow == 0u) {{\n        return {prefix}({});\n    }}\n    return x;\n}}\n\n",
+        list("d")
+    ));
+
+    s.push_str(&format!("fn {prefix}_add(a: {prefix}, b: {prefix}) -> {prefix} {{\n"));
+    unpack(&mut s, "a", "a");
+    unpack(&mut s, "b", "b");
+    s.push_str("    var carry = 0u;\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "    let t{i} = a{i} + b{i};\n    let s{i} = t{i} + carry;\n    carry = select(0u, 1u, t{i} < a{i}) | select(0u, 1u, s{i} < t{i});\n"
+        ));
+    }
+    subtract_p(&mut s, "s", "d");
+    s.push_str(&format!(
+        "    if (borrow == 0u) {{\n        return {prefix}({});\n    }}\n    return {prefix}({});\n}}\n\n",
+        list("d"),
+        list("s")
+    ));
+
+    // a − b, plus p where it went below zero (the carry out cancels the borrow).
+    s.push_str(&format!("fn {prefix}_sub(a: {prefix}, b: {prefix}) -> {prefix} {{\n"));
+    unpack(&mut s, "a", "a");
+    unpack(&mut s, "b", "b");
+    s.push_str("    var borrow = 0u;\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "    let t{i} = a{i} - b{i};\n    let d{i} = t{i} - borrow;\n    borrow = select(0u, 1u, a{i} < b{i}) | select(0u, 1u, t{i} < borrow);\n"
+        ));
+    }
+    s.push_str(&format!("    if (borrow == 0u) {{\n        return {prefix}({});\n    }}\n", list("d")));
+    s.push_str("    var carry = 0u;\n");
+    for (i, p) in modulus.iter().enumerate() {
+        s.push_str(&format!(
+            "    let u{i} = d{i} + 0x{p:08x}u;\n    let e{i} = u{i} + carry;\n    carry = select(0u, 1u, u{i} < d{i}) | select(0u, 1u, e{i} < u{i});\n"
+        ));
+    }
+    s.push_str(&format!("    return {prefix}({});\n}}\n\n", list("e")));
+
+    // Montgomery product a·b·R⁻¹ mod p, CIOS: per limb of b, one multiply row into t, then
+    // one reduction row that makes t's lowest limb vanish and shifts t down a limb. t has
+    // n + 2 limbs (t{n}, t{n+1}: the row carries).
+    s.push_str(&format!("fn {prefix}_mul(a: {prefix}, b: {prefix}) -> {prefix} {{\n"));
+    unpack(&mut s, "a", "a");
+    for i in 0..n + 2 {
+        s.push_str(&format!("    var t{i} = 0u;\n"));
+    }
+    s.push_str("    var c = 0u;\n    var r: vec2<u32>;\n    var m = 0u;\n    var hi = 0u;\n");
+    for i in 0..n {
+        s.push_str(&format!("    // row {i}\n    let b{i} = b[{i}];\n    c = 0u;\n"));
+        for j in 0..n {
+            s.push_str(&format!("    r = mac(a{j}, b{i}, t{j}, c);\n    t{j} = r.x;\n    c = r.y;\n"));
+        }
+        s.push_str(&format!("    hi = t{n} + c;\n    t{n1} = select(0u, 1u, hi < c);\n    t{n} = hi;\n", n1 = n + 1));
+        s.push_str(&format!(
+            "    m = t0 * 0x{neg_inv:08x}u;\n    r = mac(m, 0x{:08x}u, t0, 0u);\n    c = r.y;\n",
+            modulus[0]
+        ));
+        for (j, p) in modulus.iter().enumerate().skip(1) {
+            s.push_str(&format!("    r = mac(m, 0x{p:08x}u, t{j}, c);\n    t{} = r.x;\n    c = r.y;\n", j - 1));
+        }
+        s.push_str(&format!(
+            "    hi = t{n} + c;\n    t{} = hi;\n    t{n} = t{n1} + select(0u, 1u, hi < c);\n",
+            n - 1,
+            n1 = n + 1
+        ));
+    }
+    // The result is below 2p. t{n} is 0 for these primes (top limb below 2^31); kept so the
+    // product is right for any odd modulus below 2^(32n).
+    let t_list = list("t");
+    s.push_str(&format!("    let out = {prefix}({t_list});\n"));
+    s.push_str(&format!("    if (t{n} != 0u) {{\n"));
+    s.push_str("        var borrow = 0u;\n");
+    for (i, p) in modulus.iter().enumerate() {
+        s.push_str(&format!(
+            "        let w{i}t = t{i} - 0x{p:08x}u;\n        let w{i} = w{i}t - borrow;\n        borrow = select(0u, 1u, t{i} < 0x{p:08x}u) | select(0u, 1u, w{i}t < borrow);\n"
+        ));
+    }
+    s.push_str(&format!("        return {prefix}({});\n    }}\n", list("w")));
+    s.push_str(&format!("    return {prefix}_reduce_once(out);\n}}\n"));
+    s
+}
