@@ -65,8 +65,9 @@ conformance() {
     # (the u32_path module forces 32-bit limbs). One test at a time: each holds GiBs.
     # A test-name filter as the second argument splits the run over calls if it needs more than
     # 10 minutes (e.g. `conformance msm_g1`, `conformance u32_path`).
-    G16_CONFORMANCE=large .device/backend_wgpu --test-threads 1 ${FILTER:-} 2>&1 | tee -a "$OUT/conformance.txt"
-    [ -z "${FILTER:-}" ] && .device/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
+    local d=${G16_DEV:-.device}
+    G16_CONFORMANCE=large $d/backend_wgpu --test-threads 1 ${FILTER:-} 2>&1 | tee -a "$OUT/conformance.txt"
+    [ -z "${FILTER:-}" ] && [ -x $d/wgpu_engine ] && $d/wgpu_engine --test-threads 1 2>&1 | tee "$OUT/engine.txt"
 }
 
 bench() {
