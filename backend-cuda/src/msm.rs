@@ -39,8 +39,8 @@ pub struct MsmPlan {
     /// Segments per set of the bucket reduction.
     pub segments: u32,
     /// Whether Σ_j (jL)·r_j over the segments is left to bit sums and the host (the split
-    /// reduction, `G16_CUDA_MSM_REDUCE=split`; not yet run on a GPU, so off by default) rather
-    /// than a scalar multiplication in each segment's thread.
+    /// reduction, `G16_CUDA_MSM_REDUCE=split`; off by default: on the H200 it helped G1 only,
+    /// NOTES.md) rather than a scalar multiplication in each segment's thread.
     pub split_reduce: bool,
 }
 
