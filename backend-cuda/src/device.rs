@@ -300,13 +300,17 @@ impl CudaDevice {
     // --- staging ---------------------------------------------------------------------------
 
     /// Copies `count` items of `per` words each to a new device allocation, converting them
-    /// into pinned chunks (in parallel) while the previous chunk's copy runs.
+    /// into pinned chunks (in parallel) while the previous chunk's copy runs. The conversions
+    /// and copies (not the allocation) are a device span (`upload_scalars`, as the CPU backend
+    /// names its copy, or `upload_bases`) under a tag, so a trace shows them apart from the
+    /// allocation and from the host's `stage` span around them.
     fn upload_items<T: Sync>(
         &self,
         what: &str,
         items: &[T],
         per: usize,
         convert: impl Fn(&T, &mut [u32]) + Sync,
+        (span, tag): (&str, Option<u64>),
     ) -> Result<CudaSlice<u32>, CudaError> {
         let dst = self.alloc(what, items.len() * per)?;
         let base = self.ptr(&dst);
@@ -318,6 +322,20 @@ impl CudaDevice {
                 .map_err(during("allocating pinned staging memory"))?;
             slots.push(StagingSlot { host, copied: None });
         }
+        self.span(span, tag, || self.copy_chunks(&mut slots, items, per, chunk_items, base, &convert))?;
+        Ok(dst)
+    }
+
+    /// The chunked conversion and copy of `upload_items`, alternating between the two slots.
+    fn copy_chunks<T: Sync>(
+        &self,
+        slots: &mut [StagingSlot],
+        items: &[T],
+        per: usize,
+        chunk_items: usize,
+        base: u64,
+        convert: &(impl Fn(&T, &mut [u32]) + Sync),
+    ) -> Result<(), CudaError> {
         for (i, chunk) in items.chunks(chunk_items).enumerate() {
             let slot = &mut slots[i % 2];
             if let Some(ev) = slot.copied.take() {
@@ -337,7 +355,7 @@ impl CudaDevice {
                     .map_err(during("recording a staging event"))?,
             );
         }
-        Ok(dst)
+        Ok(())
     }
 
     /// Copies `len` items of `per` words from the device and converts each.
@@ -383,8 +401,8 @@ impl CudaDevice {
     // stream. Holding the lock here made the engine's `split` design moot: a worker converting
     // its inputs under CPU load kept the other worker's kernels from being launched, and the
     // two-H200 runs showed device sections waiting up to 0.24 s to launch their first NTT.
-    pub fn upload_fr(&self, host: &[Fr]) -> Result<FrBuffer, CudaError> {
-        let data = self.upload_items("scalars", host, FR_WORDS, convert::fr_to_words)?;
+    pub fn upload_fr(&self, host: &[Fr], tag: Option<u64>) -> Result<FrBuffer, CudaError> {
+        let data = self.upload_items("scalars", host, FR_WORDS, convert::fr_to_words, ("upload_scalars", tag))?;
         Ok(FrBuffer { data, len: host.len() })
     }
 
@@ -399,7 +417,7 @@ impl CudaDevice {
     /// Uploads G1 bases, and makes their shifted multiples where the MSM gains from them.
     pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, CudaError> {
         let _op = self.op();
-        let data = self.upload_items("G1 bases", host, G1_WORDS, convert::g1_to_words)?;
+        let data = self.upload_items("G1 bases", host, G1_WORDS, convert::g1_to_words, ("upload_bases", None))?;
         let shifted = self.shifted_bases(&G1, self.ptr(&data), host.len())?;
         Ok(G1Buffer { data, len: host.len(), shifted })
     }
@@ -407,7 +425,7 @@ impl CudaDevice {
     /// Uploads G2 bases, and makes their shifted multiples where the MSM gains from them.
     pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, CudaError> {
         let _op = self.op();
-        let data = self.upload_items("G2 bases", host, G2_WORDS, convert::g2_to_words)?;
+        let data = self.upload_items("G2 bases", host, G2_WORDS, convert::g2_to_words, ("upload_bases", None))?;
         let shifted = self.shifted_bases(&G2, self.ptr(&data), host.len())?;
         Ok(G2Buffer { data, len: host.len(), shifted })
     }

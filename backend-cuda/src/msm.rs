@@ -270,7 +270,7 @@ impl CudaDevice {
         let uploaded;
         let scalars_ptr = match scalars {
             ScalarsRef::Host(s) => {
-                uploaded = self.upload_fr(s)?;
+                uploaded = self.upload_fr(s, tag)?;
                 self.ptr(&uploaded.data)
             }
             ScalarsRef::Device(buf, range) => self.ptr(&buf.data) + (range.start * FR_WORDS * 4) as u64,

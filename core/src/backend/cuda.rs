@@ -99,7 +99,7 @@ impl Backend for CudaBackend {
     }
 
     fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(host.len(), self.device.upload_fr(host).map_err(map_err)?))
+        Ok(self.wrap(host.len(), self.device.upload_fr(host, current_span()).map_err(map_err)?))
     }
 
     fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {

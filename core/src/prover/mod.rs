@@ -153,10 +153,16 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         check_key_matches(key, syn, self.backend)?;
         let backend = self.backend;
         let _g = tl.span(Layer::Prover, "stage");
+        // One span per vector, so the report splits staging's time between them (and, under
+        // each, the backend's device span for the copies).
+        let upload = |name: &str, v: &[Fr]| {
+            let _g = tl.span(Layer::Prover, name);
+            backend.upload_scalars(v)
+        };
         Ok(Staged {
-            a: backend.upload_scalars(&syn.a)?,
-            bc: Some((backend.upload_scalars(&syn.b)?, backend.upload_scalars(&syn.c)?)),
-            z: backend.upload_scalars(&syn.assignment)?,
+            a: upload("upload_a", &syn.a)?,
+            bc: Some((upload("upload_b", &syn.b)?, upload("upload_c", &syn.c)?)),
+            z: upload("upload_z", &syn.assignment)?,
             num_instance: syn.num_instance,
             num_variables: syn.num_variables(),
             domain_size: syn.domain_size(),
