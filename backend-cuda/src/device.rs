@@ -148,6 +148,34 @@ pub struct CudaDevice {
     download_slot: Mutex<Option<PinnedHostSlice<u32>>>,
     ones_split: AtomicBool,
     op: Mutex<()>,
+    /// Staging takes the operation lock, as it did until the third session (an A/B switch,
+    /// `G16_CUDA_STAGING_LOCK=1`, for the staging regression in NOTES.md).
+    staging_lock: bool,
+}
+
+/// Keeps the memory that stream-ordered frees return in the device's default pool instead of
+/// releasing it to the driver at each synchronisation (release threshold 0, the default), so a
+/// proof's staging does not map its buffers again each time. An A/B switch
+/// (`G16_CUDA_POOL_KEEP=1`) for the staging regression in NOTES.md: with it, the free memory
+/// the driver reports leaves out what the pool keeps, so `alloc`'s budget is conservative.
+fn keep_pool_memory(ctx: &CudaContext) -> Result<(), CudaError> {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut threshold: u64 = u64::MAX;
+    // SAFETY: the driver is loaded (the context exists); `pool` and `threshold` are valid for
+    // the calls, which read or write exactly one value of their type.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+            .result()
+            .map_err(during("reading the memory pool"))?;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+        .result()
+        .map_err(during("setting the memory pool's release threshold"))?;
+    }
+    Ok(())
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -201,6 +229,10 @@ impl CudaDevice {
             nvrtc_version: format!("NVRTC {nv_major}.{nv_minor}"),
         };
         let split = std::env::var("G16_CUDA_ONES_SPLIT").map(|v| v != "0").unwrap_or(true);
+        if std::env::var("G16_CUDA_POOL_KEEP").is_ok_and(|v| v == "1") {
+            keep_pool_memory(&ctx)?;
+        }
+        let staging_lock = std::env::var("G16_CUDA_STAGING_LOCK").is_ok_and(|v| v == "1");
         Ok(CudaDevice {
             ctx,
             stream,
@@ -214,6 +246,7 @@ impl CudaDevice {
             download_slot: Mutex::new(None),
             ones_split: AtomicBool::new(split),
             op: Mutex::new(()),
+            staging_lock,
         })
     }
 
@@ -402,6 +435,7 @@ impl CudaDevice {
     // its inputs under CPU load kept the other worker's kernels from being launched, and the
     // two-H200 runs showed device sections waiting up to 0.24 s to launch their first NTT.
     pub fn upload_fr(&self, host: &[Fr], tag: Option<u64>) -> Result<FrBuffer, CudaError> {
+        let _op = self.staging_lock.then(|| self.op());
         let data = self.upload_items("scalars", host, FR_WORDS, convert::fr_to_words, ("upload_scalars", tag))?;
         Ok(FrBuffer { data, len: host.len() })
     }
