@@ -1036,6 +1036,43 @@ mod tests {
         assert!(b.why.contains("the channel never filled"), "{}", b.why);
     }
 
+    /// One device, three partitions each waiting 10 ms in the channel for a device section of
+    /// 30 ms with 20 ms of kernels: the device is the bottleneck (and not busy enough), and
+    /// synthesis (one partition every 30 ms) supplies exactly what the device proves.
+    #[test]
+    fn bottleneck_names_synthesis_close_behind_the_devices() {
+        let e = Layer::Engine;
+        let d = "device=gpu:0 worker=0 lock=single";
+        let mut spans = vec![labelled(span(1, None, e, names::JOB, 0, 130 * MS), 1, 0, "partitions=3")];
+        for (p, synth, gpu) in [(0u64, 30, 40), (1, 60, 70), (2, 90, 100)] {
+            let id = 10 + 10 * p;
+            spans.extend([
+                labelled(span(id, Some(1), e, names::PARTITION, 0, (gpu + 30) * MS), 1, p as u32, ""),
+                labelled(span(id + 1, Some(id), e, names::SYNTH, (synth - 30) * MS, synth * MS), 1, p as u32, ""),
+                labelled(span(id + 2, Some(id), e, names::CHANNEL, synth * MS, gpu * MS), 1, p as u32, ""),
+                labelled(span(id + 3, Some(id), e, names::GPU, gpu * MS, (gpu + 30) * MS), 1, p as u32, d),
+                labelled(
+                    span(id + 4, Some(id + 3), Layer::Device, "k", gpu * MS, (gpu + 20) * MS),
+                    1,
+                    p as u32,
+                    "device=NVIDIA H200 err_ns=0",
+                ),
+            ]);
+        }
+        let r = Report::from_events(&trace(&spans));
+        let b = r.jobs[0].bottleneck.as_ref().expect("three partitions");
+        assert_eq!(b.stage, "device", "{}", b.why);
+        assert!(b.why.contains("only 75.0 % busy"), "60 ms of kernels from 40 to 120 ms: {}", b.why);
+        assert!(
+            b.why.contains("synthesis is close behind: it delivered 33.33 partitions/s against 33.33/s"),
+            "{}",
+            b.why
+        );
+        // engine_trace's synthesis is far ahead of its devices: no such clause there.
+        let r = Report::from_events(&engine_trace(20));
+        assert!(!r.jobs[0].bottleneck.as_ref().expect("two").why.contains("close behind"));
+    }
+
     #[test]
     fn gap_warnings_group_spans_and_name_the_largest_gap() {
         // Three GPU spans of 10 ms, each with 8 ms covered: 20 % unattributed, 6 ms in all;
