@@ -3,7 +3,9 @@
 # defaults, staging under the operation lock again (G16_CUDA_STAGING_LOCK=1), freed memory kept
 # in the pool (G16_CUDA_POOL_KEEP=1), and both — then the large CUDA suite if time is left.
 # Expects beside it: g16 and the backend_cuda test binary (release, stripped) and a kernel
-# cache in cache/ (fill_cache). Writes under $OUT: staging.log (one summary line a variant),
+# cache in cache/ (fill_cache): copy the script and those into a git-ignored .device/<dir>/,
+# carry that dir, and run `OUT=$OUT bash .device/<dir>/staging.sh` (backend-cuda/device-run.sh
+# and NOTES.md describe the bundle). Writes under $OUT: staging.log (one summary line a variant),
 # prove22-*.json, report-*.txt, suite-large.log. About 4 minutes on one H200 (setup ~1 min).
 set -u
 cd "$(dirname "$0")"
