@@ -74,20 +74,16 @@ enum Op {
 }
 
 impl Op {
+    /// Every op with its command-line name, in the order the names are listed.
+    const ALL: [Op; 7] =
+        [Op::MsmG1, Op::MsmG2, Op::MsmG1Witness, Op::MsmG2Witness, Op::Ntt, Op::Prove, Op::ProveArkworks];
+
     fn parse(s: &str) -> Result<Op, CliError> {
-        match s.trim() {
-            "msm-g1" => Ok(Op::MsmG1),
-            "msm-g2" => Ok(Op::MsmG2),
-            "msm-g1-witness" => Ok(Op::MsmG1Witness),
-            "msm-g2-witness" => Ok(Op::MsmG2Witness),
-            "ntt" => Ok(Op::Ntt),
-            "prove" => Ok(Op::Prove),
-            "prove-arkworks" => Ok(Op::ProveArkworks),
-            other => Err(CliError::Usage(format!(
-                "unknown op '{other}' (expected msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, prove, \
-                 prove-arkworks)"
-            ))),
-        }
+        let s = s.trim();
+        Op::ALL.into_iter().find(|&op| op_name(op) == s).ok_or_else(|| {
+            let names: Vec<&str> = Op::ALL.into_iter().map(op_name).collect();
+            CliError::Usage(format!("unknown op '{s}' (expected {})", names.join(", ")))
+        })
     }
 }
 
