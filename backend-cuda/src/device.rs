@@ -429,9 +429,9 @@ impl CudaDevice {
         Ok(out)
     }
 
-    // Staging takes no operation lock: it touches no shared scratch (its pinned slots have
-    // their own lock) and its copies may sit between another operation's launches on the
-    // stream. Holding the lock here made the engine's `split` design moot: a worker converting
+    // By default staging takes no operation lock (`staging_lock` brings it back, for A/B): it
+    // touches no shared scratch (its pinned slots have their own lock) and its copies may sit
+    // between another operation's launches on the stream. Holding the lock here made the engine's `split` design moot: a worker converting
     // its inputs under CPU load kept the other worker's kernels from being launched, and the
     // two-H200 runs showed device sections waiting up to 0.24 s to launch their first NTT.
     pub fn upload_fr(&self, host: &[Fr], tag: Option<u64>) -> Result<FrBuffer, CudaError> {
