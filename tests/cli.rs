@@ -146,6 +146,31 @@ fn bad_arguments_are_plain_errors() {
 }
 
 #[test]
+fn bench_runs_the_witness_mix_msms_under_their_own_names() {
+    let sb = Sandbox::new("bench-witness");
+    sb.ok(&[
+        "bench",
+        "--backends",
+        "cpu",
+        "--ops",
+        "msm-g1-witness,msm-g2-witness",
+        "--sizes",
+        "6",
+        "--runs",
+        "1",
+        "--json",
+        "w.jsonl",
+        "--no-plot",
+    ]);
+    let ops: Vec<String> = std::fs::read_to_string(sb.path("w.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")["op"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ops, ["msm-g1-witness", "msm-g2-witness"]);
+}
+
+#[test]
 fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
     let sb = Sandbox::new("bench");
     let out = sb.ok(&[
