@@ -9,6 +9,8 @@
 //!   values, shuffled. This is what the 0/1 split and the MSM layouts see inside a proof,
 //!   measured without a proving key (whose generation takes minutes at 2^22).
 //! - `ntt`: one forward NTT of 2^size random scalars already on the device, synchronized.
+//! - `upload`: staging 2^size random scalars from host memory onto the device, synchronized
+//!   (the proof's `stage` step does four of these); the buffer is freed outside the timing.
 //! - `prove`: one whole proof of the `synthetic` circuit at 2^size constraints (synthesis
 //!   included; the key is prepared once, outside the timing), and `prove-device`, the device
 //!   section of the same runs (staging, H, MSMs, assembly) as the timeline measured it.
@@ -39,7 +41,7 @@ pub struct BenchArgs {
     /// Backends to compare, comma-separated (cpu, cuda, wgpu); default: every available one.
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
-    /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, prove, prove-arkworks.
+    /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, prove, prove-arkworks.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -69,14 +71,15 @@ enum Op {
     MsmG1Witness,
     MsmG2Witness,
     Ntt,
+    Upload,
     Prove,
     ProveArkworks,
 }
 
 impl Op {
     /// Every op with its command-line name, in the order the names are listed.
-    const ALL: [Op; 7] =
-        [Op::MsmG1, Op::MsmG2, Op::MsmG1Witness, Op::MsmG2Witness, Op::Ntt, Op::Prove, Op::ProveArkworks];
+    const ALL: [Op; 8] =
+        [Op::MsmG1, Op::MsmG2, Op::MsmG1Witness, Op::MsmG2Witness, Op::Ntt, Op::Upload, Op::Prove, Op::ProveArkworks];
 
     fn parse(s: &str) -> Result<Op, CliError> {
         let s = s.trim();
@@ -183,6 +186,7 @@ fn op_name(op: Op) -> &'static str {
         Op::MsmG1Witness => "msm-g1-witness",
         Op::MsmG2Witness => "msm-g2-witness",
         Op::Ntt => "ntt",
+        Op::Upload => "upload",
         Op::Prove => "prove",
         Op::ProveArkworks => "prove-arkworks",
     }
@@ -304,6 +308,17 @@ fn measure(
                 backend.ntt(&mut buf, NttKind::Forward)?;
                 backend.synchronize()?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                record_spans();
+            }
+        }
+        Op::Upload => {
+            for _ in 0..total {
+                let host = random_scalars(n);
+                let t = Instant::now();
+                let buf = backend.upload_scalars(&host)?;
+                backend.synchronize()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                drop(buf);
                 record_spans();
             }
         }

@@ -76,6 +76,10 @@ pub struct ProveArgs {
     /// Skip verification.
     #[arg(long)]
     pub no_verify: bool,
+    /// Device workers start once N synthesized partitions wait in the channel (N ≤
+    /// --channel-bound; 0: at once): the devices' own throughput where synthesis is slower.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub prefill: usize,
     /// Print one JSON object per configuration instead of the report.
     #[arg(long)]
     pub json: bool,
@@ -108,6 +112,7 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
         workers_per_device: run.workers,
         lock: run.lock,
         verify: !args.no_verify,
+        prefill: args.prefill,
     };
     for &run in &runs {
         config(run).validate()?;
@@ -300,6 +305,7 @@ fn json_line(
         "workers_per_device": run.workers,
         "synth_workers": engine.synthesis_workers,
         "channel_bound": args.channel_bound,
+        "prefill": args.prefill,
         "channel_high_water": engine.channel_high_water,
         "wall_ms": ms(job.wall_ns),
         "proofs_per_min": job.proofs_per_min(),

@@ -146,14 +146,14 @@ fn bad_arguments_are_plain_errors() {
 }
 
 #[test]
-fn bench_runs_the_witness_mix_msms_under_their_own_names() {
+fn bench_runs_the_witness_mix_msms_and_the_upload_under_their_own_names() {
     let sb = Sandbox::new("bench-witness");
     sb.ok(&[
         "bench",
         "--backends",
         "cpu",
         "--ops",
-        "msm-g1-witness,msm-g2-witness",
+        "msm-g1-witness,msm-g2-witness,upload",
         "--sizes",
         "6",
         "--runs",
@@ -167,7 +167,7 @@ fn bench_runs_the_witness_mix_msms_under_their_own_names() {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")["op"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(ops, ["msm-g1-witness", "msm-g2-witness"]);
+    assert_eq!(ops, ["msm-g1-witness", "msm-g2-witness", "upload"]);
 }
 
 #[test]

@@ -174,7 +174,7 @@ fn hooked_devices(n: usize, hooks: &Arc<Hooks>, pk: &ProvingKey, tl: &Timeline) 
 }
 
 fn config(lock: LockDesign, synthesis_workers: usize, channel_bound: usize, workers_per_device: usize) -> EngineConfig {
-    EngineConfig { synthesis_workers, channel_bound, workers_per_device, lock, verify: true }
+    EngineConfig { synthesis_workers, channel_bound, workers_per_device, lock, verify: true, prefill: 0 }
 }
 
 fn wait(handle: JobHandle) -> Result<JobOutput, EngineError> {
@@ -399,6 +399,63 @@ fn backpressure_holds_synthesis_at_the_channel_bound() {
     let job = &report.jobs[0];
     assert!(job.stage_ns(names::BACKPRESSURE) > 0);
     assert_eq!(job.bottleneck.as_ref().map(|b| b.stage.as_str()), Some("device"), "{}", report);
+}
+
+#[test]
+fn prefill_holds_the_devices_until_the_channel_holds_that_many_or_nothing_is_left() {
+    let mut rng = fresh_rng("engine prefill");
+    let pk = key(&mut rng);
+    let reference = Reference::new(&pk);
+    let tl = Timeline::new();
+    let (synthesis, bound, prefill) = (1, 3, 3);
+    let engine = Engine::start(
+        cpu_devices(1, &pk, &tl),
+        EngineConfig { prefill, ..config(LockDesign::Split, synthesis, bound, 2) },
+        &tl,
+    )
+    .unwrap();
+    let (specs, partitions) = good_job(&mut rng, 0..6);
+    let out = wait(engine.submit(partitions).unwrap()).expect("job");
+    reference.check(&out, &specs);
+    // A job smaller than the prefill still runs: the channel lets go once nothing is left.
+    let (small_specs, small) = good_job(&mut rng, 100..101);
+    reference.check(&wait(engine.submit(small).unwrap()).expect("small job"), &small_specs);
+    drop(engine);
+
+    let events = tl.events();
+    let times = |name: &str| -> Vec<u64> {
+        let mut t: Vec<u64> = events
+            .iter()
+            .filter(|e| e.job == out.job && e.name == name && e.kind == EventKind::Instant)
+            .map(|e| e.ts_ns)
+            .collect();
+        t.sort_unstable();
+        t
+    };
+    let (sends, pickups) = (times(names::CHAN_SEND), times(names::GPU_PICKUP));
+    assert_eq!((sends.len(), pickups.len()), (6, 6), "every partition sent and picked up");
+    assert!(
+        pickups[0] >= sends[prefill - 1],
+        "the first pickup ({}) came before the channel held {prefill} partitions (send {} at {})",
+        pickups[0],
+        prefill,
+        sends[prefill - 1]
+    );
+}
+
+#[test]
+fn a_prefill_above_the_channel_bound_is_refused() {
+    let mut rng = fresh_rng("engine prefill bound");
+    let pk = key(&mut rng);
+    let tl = Timeline::new();
+    let err = Engine::start(
+        cpu_devices(1, &pk, &tl),
+        EngineConfig { prefill: 3, ..config(LockDesign::Single, 1, 2, 1) },
+        &tl,
+    )
+    .err()
+    .expect("a prefill the channel cannot hold");
+    assert!(err.to_string().contains("prefill (3) must be at most the channel bound (2)"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 //! The device: one CUDA context and stream, the compiled kernels, device buffers, staging
 //! through pinned memory, the memory budget, and the span recorder.
 //!
-//! All work goes onto one stream, in order; the host waits only where a result must come back
-//! (downloads, an MSM's result, the big-bucket count). Operations are serialised by a lock, so
-//! the scratch buffers and the staging area are never shared by two of them.
+//! Kernels and downloads go onto one stream, in order; the host waits only where a result must
+//! come back (downloads, an MSM's result, the big-bucket count). Operations are serialised by a
+//! lock, so the scratch buffers are never shared by two of them. Uploads have a stream of their
+//! own (see `upload_items`), so one worker's staging copies run beside another's kernels.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,12 +131,69 @@ struct StagingSlot {
     copied: Option<CudaEvent>,
 }
 
+/// Where an upload's host time goes (`G16_CUDA_STAGING_PROFILE=1` prints one line an upload
+/// to stderr): the allocation, taking the pinned slots, waiting for a slot's last copy,
+/// converting into it, and queueing the copy. A diagnostic for the staging regression in
+/// NOTES.md; off, it costs a few clock reads an upload.
+struct StagingProfile {
+    what: String,
+    bytes: usize,
+    on: bool,
+    last: std::time::Instant,
+    /// Nanoseconds in: alloc, slots, wait, convert, enqueue.
+    ns: [u128; 5],
+}
+
+impl StagingProfile {
+    fn start(what: &str, bytes: usize) -> Self {
+        let on = std::env::var("G16_CUDA_STAGING_PROFILE").is_ok_and(|v| v == "1");
+        StagingProfile { what: what.to_string(), bytes, on, last: std::time::Instant::now(), ns: [0; 5] }
+    }
+    fn mark(&mut self, i: usize) {
+        let now = std::time::Instant::now();
+        self.ns[i] += (now - self.last).as_nanos();
+        self.last = now;
+    }
+    fn mark_alloc(&mut self) {
+        self.mark(0)
+    }
+    fn mark_slots(&mut self) {
+        self.mark(1)
+    }
+    fn mark_wait(&mut self) {
+        self.mark(2)
+    }
+    fn mark_convert(&mut self) {
+        self.mark(3)
+    }
+    fn mark_enqueue(&mut self) {
+        self.mark(4)
+    }
+    fn finish(&self) {
+        if self.on {
+            let ms = |i: usize| self.ns[i] as f64 / 1e6;
+            eprintln!(
+                "staging {} {} MB: alloc {:.2} ms, slots {:.2}, wait {:.2}, convert {:.2}, enqueue {:.2}",
+                self.what,
+                self.bytes >> 20,
+                ms(0),
+                ms(1),
+                ms(2),
+                ms(3),
+                ms(4)
+            );
+        }
+    }
+}
+
 /// Memory kept free for the driver and the kernels' own needs.
 const HEADROOM_BYTES: u64 = 256 << 20;
 
 pub struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
+    /// Where uploads' copies go: beside `stream`, not behind the kernels already queued on it.
+    copy_stream: Arc<CudaStream>,
     pub(crate) kernels: Kernels,
     info: DeviceInfo,
     pub(crate) timing: Mutex<Timing>,
@@ -148,32 +206,31 @@ pub struct CudaDevice {
     download_slot: Mutex<Option<PinnedHostSlice<u32>>>,
     ones_split: AtomicBool,
     op: Mutex<()>,
-    /// Staging takes the operation lock, as it did until the third session (an A/B switch,
-    /// `G16_CUDA_STAGING_LOCK=1`, for the staging regression in NOTES.md).
-    staging_lock: bool,
+    /// Whether the pinned upload slots are write-combined (`G16_CUDA_PINNED_WC=0` turns it off).
+    pinned_write_combined: bool,
 }
 
-/// Keeps the memory that stream-ordered frees return in the device's default pool instead of
-/// releasing it to the driver at each synchronisation (release threshold 0, the default), so a
-/// proof's staging does not map its buffers again each time. An A/B switch
-/// (`G16_CUDA_POOL_KEEP=1`) for the staging regression in NOTES.md: with it, the free memory
-/// the driver reports leaves out what the pool keeps, so `alloc`'s budget is conservative.
-fn keep_pool_memory(ctx: &CudaContext) -> Result<(), CudaError> {
+/// Stops the device's default memory pool from making one stream wait for another to reuse
+/// memory: staged buffers are allocated on the copy stream and freed on the compute stream, and
+/// with internal dependencies allowed the driver may order the next upload's allocation after
+/// the kernels queued before that free — the very wait the copy stream exists to avoid. Without
+/// them the pool reuses memory whose free has completed, or takes more.
+fn no_cross_stream_pool_waits(ctx: &CudaContext) -> Result<(), CudaError> {
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut threshold: u64 = u64::MAX;
-    // SAFETY: the driver is loaded (the context exists); `pool` and `threshold` are valid for
-    // the calls, which read or write exactly one value of their type.
+    let mut allow: i32 = 0;
+    // SAFETY: the driver is loaded (the context exists); `pool` and `allow` are valid for the
+    // calls, which read or write exactly one value of their type (the attribute is an int).
     unsafe {
         sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
             .result()
             .map_err(during("reading the memory pool"))?;
         sys::cuMemPoolSetAttribute(
             pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            (&mut threshold as *mut u64).cast(),
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+            (&mut allow as *mut i32).cast(),
         )
         .result()
-        .map_err(during("setting the memory pool's release threshold"))?;
+        .map_err(during("setting the memory pool's reuse policy"))?;
     }
     Ok(())
 }
@@ -199,6 +256,7 @@ impl CudaDevice {
         // SAFETY: every buffer is used on `stream` alone, so stream order is the only ordering needed.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(during("creating a stream"))?;
+        let copy_stream = ctx.new_stream().map_err(during("creating the copy stream"))?;
         let (major, minor) = ctx.compute_capability().map_err(during("reading the compute capability"))?;
         let arch = format!("sm_{major}{minor}");
         let (nv_major, nv_minor) = nvrtc_version()?;
@@ -229,13 +287,12 @@ impl CudaDevice {
             nvrtc_version: format!("NVRTC {nv_major}.{nv_minor}"),
         };
         let split = std::env::var("G16_CUDA_ONES_SPLIT").map(|v| v != "0").unwrap_or(true);
-        if std::env::var("G16_CUDA_POOL_KEEP").is_ok_and(|v| v == "1") {
-            keep_pool_memory(&ctx)?;
-        }
-        let staging_lock = std::env::var("G16_CUDA_STAGING_LOCK").is_ok_and(|v| v == "1");
+        no_cross_stream_pool_waits(&ctx)?;
+        let pinned_write_combined = std::env::var("G16_CUDA_PINNED_WC").map(|v| v != "0").unwrap_or(true);
         Ok(CudaDevice {
             ctx,
             stream,
+            copy_stream,
             kernels: Kernels { functions, _modules: modules },
             info,
             timing: Mutex::new(Timing::new(clock)),
@@ -246,7 +303,7 @@ impl CudaDevice {
             download_slot: Mutex::new(None),
             ones_split: AtomicBool::new(split),
             op: Mutex::new(()),
-            staging_lock,
+            pinned_write_combined,
         })
     }
 
@@ -288,6 +345,29 @@ impl CudaDevice {
             }
             other => other,
         })
+    }
+
+    /// `alloc` for an upload: allocated in the copy stream's order (so its copies need not wait
+    /// for the compute stream) but owned by the compute stream, so dropping it frees it after
+    /// every kernel queued there so far, whichever stream last used it.
+    fn alloc_for_upload(&self, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
+        let bytes = (words.max(1) as u64) * 4;
+        let available = self.available_bytes()?;
+        if bytes > available {
+            return Err(CudaError::OutOfMemory { what: what.to_string(), requested: bytes, available });
+        }
+        // SAFETY: the context is bound (available_bytes); the size is non-zero.
+        let ptr = unsafe { cu::malloc_async(self.copy_stream.cu_stream(), bytes as usize) }.map_err(|e| {
+            match CudaError::driver(what, e) {
+                CudaError::OutOfMemory { what, available, .. } => {
+                    CudaError::OutOfMemory { what, requested: bytes, available }
+                }
+                other => other,
+            }
+        })?;
+        // SAFETY: `ptr` is a live allocation of `bytes` = 4·words bytes; every upload writes all
+        // of it before any kernel reads it.
+        Ok(unsafe { self.stream.upgrade_device_ptr::<u32>(ptr, words.max(1)) })
     }
 
     /// Device memory free for new allocations (the driver's free memory less the headroom).
@@ -337,6 +417,11 @@ impl CudaDevice {
     /// and copies (not the allocation) are a device span (`upload_scalars`, as the CPU backend
     /// names its copy, or `upload_bases`) under a tag, so a trace shows them apart from the
     /// allocation and from the host's `stage` span around them.
+    ///
+    /// The copies go on the copy stream. On the compute stream they would queue behind every
+    /// kernel already there: under the engine's `split` lock one worker's staging then waited
+    /// for the other's MSMs (a 2^20 partition's `stage` took 67 ms against 7 alone). The compute
+    /// stream is made to wait for the last copy before anything queued on it after this returns.
     fn upload_items<T: Sync>(
         &self,
         what: &str,
@@ -345,28 +430,42 @@ impl CudaDevice {
         convert: impl Fn(&T, &mut [u32]) + Sync,
         (span, tag): (&str, Option<u64>),
     ) -> Result<CudaSlice<u32>, CudaError> {
-        let dst = self.alloc(what, items.len() * per)?;
+        let mut profile = StagingProfile::start(what, items.len() * per * 4);
+        let dst = self.alloc_for_upload(what, items.len() * per)?;
         let base = self.ptr(&dst);
+        profile.mark_alloc();
         let chunk_items = (STAGING_WORDS / per).max(1);
         let mut slots = lock(&self.upload_slots);
         while slots.len() < 2 {
             // SAFETY: pinned memory is written by the conversion below before any copy reads it.
-            let host = unsafe { self.ctx.alloc_pinned::<u32>(STAGING_WORDS.max(per)) }
+            // Write-combined by default: the host only writes these, and the copy engine reads
+            // them without snooping the CPU's caches.
+            let flags = if self.pinned_write_combined { sys::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 };
+            let host = unsafe { self.ctx.alloc_pinned_with_flags::<u32>(STAGING_WORDS.max(per), flags) }
                 .map_err(during("allocating pinned staging memory"))?;
             slots.push(StagingSlot { host, copied: None });
         }
-        self.span(span, tag, || self.copy_chunks(&mut slots, items, per, chunk_items, base, &convert))?;
+        profile.mark_slots();
+        let copies = (&mut slots[..], chunk_items, base, &mut profile);
+        let queued = self.span_on(&self.copy_stream, span, tag, || self.copy_chunks(copies, items, per, &convert));
+        // Also after a failure: `dst` is freed on the compute stream, which must not free it
+        // under a copy still in flight.
+        let copied = self
+            .copy_stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(during("recording the end of an upload"))?;
+        self.stream.wait(&copied).map_err(during("ordering kernels after an upload"))?;
+        queued?;
+        profile.finish();
         Ok(dst)
     }
 
     /// The chunked conversion and copy of `upload_items`, alternating between the two slots.
     fn copy_chunks<T: Sync>(
         &self,
-        slots: &mut [StagingSlot],
+        (slots, chunk_items, base, profile): (&mut [StagingSlot], usize, u64, &mut StagingProfile),
         items: &[T],
         per: usize,
-        chunk_items: usize,
-        base: u64,
         convert: &(impl Fn(&T, &mut [u32]) + Sync),
     ) -> Result<(), CudaError> {
         for (i, chunk) in items.chunks(chunk_items).enumerate() {
@@ -374,19 +473,22 @@ impl CudaDevice {
             if let Some(ev) = slot.copied.take() {
                 ev.synchronize().map_err(during("waiting for a staging copy"))?;
             }
+            profile.mark_wait();
             let words = chunk.len() * per;
             let host = slot.host.as_mut_slice().map_err(during("mapping pinned memory"))?;
             host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
+            profile.mark_convert();
             let offset = (i * chunk_items * per * 4) as u64;
             // SAFETY: the destination range lies inside `dst` (offset + words ≤ its length) and
             // the pinned source stays untouched until `copied` has completed.
-            unsafe { cu::memcpy_htod_async(base + offset, &host[..words], self.stream.cu_stream()) }
+            unsafe { cu::memcpy_htod_async(base + offset, &host[..words], self.copy_stream.cu_stream()) }
                 .map_err(during("copying to the device"))?;
             slot.copied = Some(
-                self.stream
+                self.copy_stream
                     .record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
                     .map_err(during("recording a staging event"))?,
             );
+            profile.mark_enqueue();
         }
         Ok(())
     }
@@ -429,13 +531,12 @@ impl CudaDevice {
         Ok(out)
     }
 
-    // By default staging takes no operation lock (`staging_lock` brings it back, for A/B): it
-    // touches no shared scratch (its pinned slots have their own lock) and its copies may sit
-    // between another operation's launches on the stream. Holding the lock here made the engine's `split` design moot: a worker converting
-    // its inputs under CPU load kept the other worker's kernels from being launched, and the
-    // two-H200 runs showed device sections waiting up to 0.24 s to launch their first NTT.
+    // Staging takes no operation lock: it touches no shared scratch (its pinned slots have
+    // their own lock) and its copies have their own stream. Holding the lock here made the
+    // engine's `split` design moot: a worker converting its inputs under CPU load kept the
+    // other worker's kernels from being launched, and the two-H200 runs showed device sections
+    // waiting up to 0.24 s to launch their first NTT.
     pub fn upload_fr(&self, host: &[Fr], tag: Option<u64>) -> Result<FrBuffer, CudaError> {
-        let _op = self.staging_lock.then(|| self.op());
         let data = self.upload_items("scalars", host, FR_WORDS, convert::fr_to_words, ("upload_scalars", tag))?;
         Ok(FrBuffer { data, len: host.len() })
     }
@@ -508,10 +609,21 @@ impl CudaDevice {
         tag: Option<u64>,
         work: impl FnOnce() -> Result<R, CudaError>,
     ) -> Result<R, CudaError> {
-        let begun = lock(&self.timing).begin(&self.ctx, &self.stream)?;
+        self.span_on(&self.stream, name, tag, work)
+    }
+
+    /// `span` for work queued on `stream` (the compute stream or the copy stream).
+    fn span_on<R>(
+        &self,
+        stream: &CudaStream,
+        name: &str,
+        tag: Option<u64>,
+        work: impl FnOnce() -> Result<R, CudaError>,
+    ) -> Result<R, CudaError> {
+        let begun = lock(&self.timing).begin(&self.ctx, stream)?;
         let out = work();
         // The span is closed even when the work failed, so the timeline shows how far it got.
-        lock(&self.timing).end(&self.ctx, &self.stream, name, tag, begun)?;
+        lock(&self.timing).end(&self.ctx, stream, name, tag, begun)?;
         out
     }
 

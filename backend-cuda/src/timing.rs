@@ -102,10 +102,14 @@ impl Timing {
         Ok(())
     }
 
-    /// Resolves every pending span (the caller has synchronised the stream), then takes a new
-    /// reference for the spans to come, and returns all spans finished so far.
+    /// Resolves every pending span whose end has been reached (the caller has synchronised the
+    /// compute stream; a span on the copy stream may still be running, and stays pending), then
+    /// takes a new reference for the spans to come, and returns all spans finished so far.
     pub fn drain(&mut self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> Result<Vec<SpanRecord>, CudaError> {
-        for p in std::mem::take(&mut self.pending) {
+        let (finished, running): (Vec<Pending>, Vec<Pending>) =
+            std::mem::take(&mut self.pending).into_iter().partition(|p| p.end.try_is_complete().unwrap_or(true));
+        self.pending = running;
+        for p in finished {
             let offset = |e: &CudaEvent| -> Result<u64, CudaError> {
                 let ms = p.reference.event.elapsed_ms(e).map_err(during("reading event times"))?;
                 Ok((f64::from(ms.max(0.0)) * 1e6) as u64)

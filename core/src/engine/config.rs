@@ -61,6 +61,10 @@ pub struct EngineConfig {
     pub lock: LockDesign,
     /// Verify every proof in the finalizer (arkworks' verifier).
     pub verify: bool,
+    /// Device workers start once this many synthesized partitions wait in the channel (at most
+    /// `channel_bound`; 0: at once), or once no partition is left to synthesize. Where synthesis
+    /// is slower than the devices, this measures the devices alone over the partitions queued.
+    pub prefill: usize,
 }
 
 impl Default for EngineConfig {
@@ -71,6 +75,7 @@ impl Default for EngineConfig {
             workers_per_device: 2,
             lock: LockDesign::Split,
             verify: true,
+            prefill: 0,
         }
     }
 }
@@ -91,6 +96,12 @@ impl EngineConfig {
             if n == 0 {
                 return Err(EngineError::Config(format!("{what} must be at least 1")));
             }
+        }
+        if self.prefill > self.channel_bound {
+            return Err(EngineError::Config(format!(
+                "prefill ({}) must be at most the channel bound ({}): the channel never holds more",
+                self.prefill, self.channel_bound
+            )));
         }
         Ok(())
     }

@@ -191,7 +191,7 @@ impl<B: Backend + 'static> Engine<B> {
             devices: slots,
             synth_pool: Some(synth_pool),
             tasks: WorkQueue::new(usize::MAX),
-            channel: WorkQueue::new(config.channel_bound),
+            channel: WorkQueue::with_prime(config.channel_bound, config.prefill),
             config,
             counters: Counters::default(),
             cancelled: AtomicBool::new(false),

@@ -4,7 +4,8 @@
 //!
 //! It records its high-water mark, so tests can check the bound was respected exactly, and
 //! runs a callback under its lock as an item is enqueued, so the event that marks the send
-//! is recorded before any consumer can see the item.
+//! is recorded before any consumer can see the item. It can hold its consumers back until it
+//! first holds a given number of items (the engine's `prefill`), or until told to let them go.
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
@@ -20,13 +21,29 @@ struct State<T> {
     items: VecDeque<T>,
     closed: bool,
     high_water: usize,
+    /// Until set, consumers wait (unless the queue is closed): see `with_prime`.
+    primed: bool,
+    prime: usize,
 }
 
 impl<T> WorkQueue<T> {
     /// A queue of at most `bound` items (`usize::MAX`: unbounded); `bound` ≥ 1.
     pub fn new(bound: usize) -> Self {
+        Self::with_prime(bound, 0)
+    }
+
+    /// A queue whose consumers wait until it first holds `prime` items (at most `bound`), or
+    /// `release` or `close` is called; after that it is an ordinary queue.
+    pub fn with_prime(bound: usize, prime: usize) -> Self {
+        let prime = prime.min(bound.max(1));
         WorkQueue {
-            state: Mutex::new(State { items: VecDeque::new(), closed: false, high_water: 0 }),
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                closed: false,
+                high_water: 0,
+                primed: prime == 0,
+                prime,
+            }),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             bound: bound.max(1),
@@ -53,8 +70,14 @@ impl<T> WorkQueue<T> {
         on_enqueue(&mut item);
         state.items.push_back(item);
         state.high_water = state.high_water.max(state.items.len());
+        let just_primed = !state.primed && state.items.len() >= state.prime;
+        state.primed |= just_primed;
         drop(state);
-        self.not_empty.notify_one();
+        if just_primed {
+            self.not_empty.notify_all();
+        } else {
+            self.not_empty.notify_one();
+        }
         Ok(())
     }
 
@@ -67,15 +90,27 @@ impl<T> WorkQueue<T> {
     pub fn pop(&self) -> Option<T> {
         let mut state = self.state();
         loop {
-            if let Some(item) = state.items.pop_front() {
-                drop(state);
-                self.not_full.notify_one();
-                return Some(item);
+            if state.primed || state.closed {
+                if let Some(item) = state.items.pop_front() {
+                    drop(state);
+                    self.not_full.notify_one();
+                    return Some(item);
+                }
             }
             if state.closed {
                 return None;
             }
             state = self.not_empty.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Lets waiting and future consumers take items now, however few are queued.
+    pub fn release(&self) {
+        let mut state = self.state();
+        if !state.primed {
+            state.primed = true;
+            drop(state);
+            self.not_empty.notify_all();
         }
     }
 
@@ -153,6 +188,40 @@ mod tests {
         assert_eq!(q.close_and_take(), vec![2]);
         // Blocked or not yet pushing, the pusher gets its item back: the queue is closed.
         assert_eq!(blocked.join().expect("pusher"), Err(3));
+    }
+
+    #[test]
+    fn a_primed_queue_holds_consumers_until_it_is_full_enough_or_released() {
+        let q = Arc::new(WorkQueue::with_prime(4, 3));
+        let consumer = {
+            let q = Arc::clone(&q);
+            std::thread::spawn(move || (q.pop(), q.pop(), q.pop()))
+        };
+        q.push(1).unwrap();
+        q.push(2).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(q.len(), 2, "two items are not enough: the consumer must still wait");
+        q.push(3).unwrap();
+        assert_eq!(consumer.join().expect("consumer"), (Some(1), Some(2), Some(3)));
+        // Primed once, it stays an ordinary queue.
+        q.push(4).unwrap();
+        assert_eq!(q.pop(), Some(4));
+
+        let q = Arc::new(WorkQueue::with_prime(4, 3));
+        q.push(1).unwrap();
+        let consumer = {
+            let q = Arc::clone(&q);
+            std::thread::spawn(move || q.pop())
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(q.len(), 1, "held back");
+        q.release();
+        assert_eq!(consumer.join().expect("consumer"), Some(1));
+
+        let q: WorkQueue<u32> = WorkQueue::with_prime(4, 3);
+        q.push(9).unwrap();
+        q.close();
+        assert_eq!((q.pop(), q.pop()), (Some(9), None), "closing drains what is queued");
     }
 
     #[test]

@@ -16,49 +16,57 @@ pub(crate) struct Task {
 }
 
 /// Runs until the task queue is closed and empty. A synthesis that fails or panics fails
-/// its partition (and so its job); the worker goes on with the next task.
+/// its partition (and so its job); the worker goes on with the next task. With no task left
+/// to take, it lets the device workers start, whatever the engine's `prefill` waits for.
 pub(crate) fn synthesis_worker<B: Backend>(shared: &Shared<B>) {
-    while let Some(Task { mut ticket, partition }) = shared.tasks.pop() {
-        ticket.end_wait();
-        if shared.is_cancelled() {
-            ticket.cancel("the engine shut down");
-            continue;
+    while let Some(task) = shared.tasks.pop() {
+        synthesize_and_send(shared, task);
+        if shared.tasks.len() == 0 {
+            shared.channel.release();
         }
-        if ticket.job_failed() {
-            ticket.cancel("another partition of the job failed");
-            continue;
+    }
+}
+
+fn synthesize_and_send<B: Backend>(shared: &Shared<B>, Task { mut ticket, partition }: Task) {
+    ticket.end_wait();
+    if shared.is_cancelled() {
+        ticket.cancel("the engine shut down");
+        return;
+    }
+    if ticket.job_failed() {
+        ticket.cancel("another partition of the job failed");
+        return;
+    }
+    let (job, index) = (ticket.job.id, ticket.partition);
+    let outcome = {
+        let _g = ticket.tl.span_under(Layer::Engine, names::SYNTH, Some(ticket.span), "");
+        let synthesize = partition.synthesize;
+        shared.in_synthesis_pool(|| catch_unwind(AssertUnwindSafe(synthesize)))
+    };
+    let syn = match outcome {
+        Ok(Ok(syn)) => syn,
+        Ok(Err(source)) => {
+            shared.counters.failed();
+            ticket.fail(EngineError::Partition { job, partition: index, stage: Stage::Synthesis, source });
+            return;
         }
-        let (job, index) = (ticket.job.id, ticket.partition);
-        let outcome = {
-            let _g = ticket.tl.span_under(Layer::Engine, names::SYNTH, Some(ticket.span), "");
-            let synthesize = partition.synthesize;
-            shared.in_synthesis_pool(|| catch_unwind(AssertUnwindSafe(synthesize)))
-        };
-        let syn = match outcome {
-            Ok(Ok(syn)) => syn,
-            Ok(Err(source)) => {
-                shared.counters.failed();
-                ticket.fail(EngineError::Partition { job, partition: index, stage: Stage::Synthesis, source });
-                continue;
-            }
-            Err(panic) => {
-                shared.counters.failed();
-                let message = super::error::panic_message(panic.as_ref());
-                ticket.fail(EngineError::Panicked { job, partition: index, stage: Stage::Synthesis, message });
-                continue;
-            }
-        };
-        shared.counters.synthesized();
-        let tl = ticket.tl.clone();
-        let _blocked = tl.span_under(Layer::Engine, names::BACKPRESSURE, Some(ticket.span), "");
-        // CHAN_SEND and the CHANNEL span begin under the queue's lock, before any device
-        // worker can take the partition (and end that span).
-        let sent = shared.channel.push_with(Ready { ticket, syn }, |ready| {
-            ready.ticket.tl.instant(Layer::Engine, names::CHAN_SEND, "");
-            ready.ticket.begin_wait(names::CHANNEL);
-        });
-        if let Err(Ready { ticket, .. }) = sent {
-            ticket.cancel("the engine shut down");
+        Err(panic) => {
+            shared.counters.failed();
+            let message = super::error::panic_message(panic.as_ref());
+            ticket.fail(EngineError::Panicked { job, partition: index, stage: Stage::Synthesis, message });
+            return;
         }
+    };
+    shared.counters.synthesized();
+    let tl = ticket.tl.clone();
+    let _blocked = tl.span_under(Layer::Engine, names::BACKPRESSURE, Some(ticket.span), "");
+    // CHAN_SEND and the CHANNEL span begin under the queue's lock, before any device
+    // worker can take the partition (and end that span).
+    let sent = shared.channel.push_with(Ready { ticket, syn }, |ready| {
+        ready.ticket.tl.instant(Layer::Engine, names::CHAN_SEND, "");
+        ready.ticket.begin_wait(names::CHANNEL);
+    });
+    if let Err(Ready { ticket, .. }) = sent {
+        ticket.cancel("the engine shut down");
     }
 }
