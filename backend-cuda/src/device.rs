@@ -208,6 +208,10 @@ pub struct CudaDevice {
     op: Mutex<()>,
     /// Whether the pinned upload slots are write-combined (`G16_CUDA_PINNED_WC=0` turns it off).
     pinned_write_combined: bool,
+    /// Whether uploads convert on the calling thread instead of rayon's global pool
+    /// (`G16_CUDA_STAGING_SERIAL=1`; an A/B switch: a fork-join whose pieces are preempted by
+    /// busy synthesis threads waits for the slowest).
+    staging_serial: bool,
 }
 
 /// Stops the device's default memory pool from making one stream wait for another to reuse
@@ -289,6 +293,7 @@ impl CudaDevice {
         let split = std::env::var("G16_CUDA_ONES_SPLIT").map(|v| v != "0").unwrap_or(true);
         no_cross_stream_pool_waits(&ctx)?;
         let pinned_write_combined = std::env::var("G16_CUDA_PINNED_WC").map(|v| v != "0").unwrap_or(true);
+        let staging_serial = std::env::var("G16_CUDA_STAGING_SERIAL").is_ok_and(|v| v == "1");
         Ok(CudaDevice {
             ctx,
             stream,
@@ -304,6 +309,7 @@ impl CudaDevice {
             ones_split: AtomicBool::new(split),
             op: Mutex::new(()),
             pinned_write_combined,
+            staging_serial,
         })
     }
 
@@ -476,7 +482,11 @@ impl CudaDevice {
             profile.mark_wait();
             let words = chunk.len() * per;
             let host = slot.host.as_mut_slice().map_err(during("mapping pinned memory"))?;
-            host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
+            if self.staging_serial {
+                host[..words].chunks_mut(per).zip(chunk).for_each(|(out, item)| convert(item, out));
+            } else {
+                host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
+            }
             profile.mark_convert();
             let offset = (i * chunk_items * per * 4) as u64;
             // SAFETY: the destination range lies inside `dst` (offset + words ≤ its length) and
