@@ -126,6 +126,10 @@ impl Kernels {
 /// Words per pinned staging chunk (16 MiB): conversion of one chunk overlaps the copy of the last.
 const STAGING_WORDS: usize = 4 << 20;
 
+/// Below this, a download converts on the calling thread (an MSM's result: waking rayon's pool
+/// costs more than the work).
+const SMALL_DOWNLOAD_WORDS: usize = 1 << 14;
+
 struct StagingSlot {
     host: PinnedHostSlice<u32>,
     copied: Option<CudaEvent>,
@@ -208,10 +212,6 @@ pub struct CudaDevice {
     op: Mutex<()>,
     /// Whether the pinned upload slots are write-combined (`G16_CUDA_PINNED_WC=0` turns it off).
     pinned_write_combined: bool,
-    /// Whether uploads convert on the calling thread instead of rayon's global pool
-    /// (`G16_CUDA_STAGING_SERIAL=1`; an A/B switch: a fork-join whose pieces are preempted by
-    /// busy synthesis threads waits for the slowest).
-    staging_serial: bool,
 }
 
 /// Stops the device's default memory pool from making one stream wait for another to reuse
@@ -293,7 +293,6 @@ impl CudaDevice {
         let split = std::env::var("G16_CUDA_ONES_SPLIT").map(|v| v != "0").unwrap_or(true);
         no_cross_stream_pool_waits(&ctx)?;
         let pinned_write_combined = std::env::var("G16_CUDA_PINNED_WC").map(|v| v != "0").unwrap_or(true);
-        let staging_serial = std::env::var("G16_CUDA_STAGING_SERIAL").is_ok_and(|v| v == "1");
         Ok(CudaDevice {
             ctx,
             stream,
@@ -309,7 +308,6 @@ impl CudaDevice {
             ones_split: AtomicBool::new(split),
             op: Mutex::new(()),
             pinned_write_combined,
-            staging_serial,
         })
     }
 
@@ -482,11 +480,9 @@ impl CudaDevice {
             profile.mark_wait();
             let words = chunk.len() * per;
             let host = slot.host.as_mut_slice().map_err(during("mapping pinned memory"))?;
-            if self.staging_serial {
-                host[..words].chunks_mut(per).zip(chunk).for_each(|(out, item)| convert(item, out));
-            } else {
-                host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
-            }
+            // On rayon's pool: converting on this thread alone was measured slower under load
+            // (`G16_CUDA_STAGING_SERIAL`, fourth session: 77 % against 93 % device-busy).
+            host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
             profile.mark_convert();
             let offset = (i * chunk_items * per * 4) as u64;
             // SAFETY: the destination range lies inside `dst` (offset + words ≤ its length) and
@@ -511,6 +507,21 @@ impl CudaDevice {
         per: usize,
         convert: impl Fn(&[u32]) -> T + Sync,
     ) -> Result<Vec<T>, CudaError> {
+        self.download_items_from(self.ptr(src), len, per, convert)
+    }
+
+    /// `download_items` from device address `base` (inside a live allocation of at least
+    /// `len · per` words). Always through the pinned download slot: a copy into pageable memory
+    /// returns only once the copy is done, and while this thread waited in it for the kernels
+    /// queued before it, another worker's upload calls were seen to wait too (130–170 ms at
+    /// 2^22 under `split`, `benches/results/h200-engine-cuda.md`).
+    fn download_items_from<T: Send>(
+        &self,
+        base: u64,
+        len: usize,
+        per: usize,
+        convert: impl Fn(&[u32]) -> T + Sync,
+    ) -> Result<Vec<T>, CudaError> {
         let mut out = Vec::with_capacity(len);
         let chunk_items = (STAGING_WORDS / per).max(1);
         let mut slot = lock(&self.download_slot);
@@ -524,7 +535,6 @@ impl CudaDevice {
         }
         let host = slot.as_mut().map(|s| s.as_mut_slice()).transpose().map_err(during("mapping pinned memory"))?;
         let host = host.ok_or_else(|| CudaError::Driver { context: "staging".into(), message: "no buffer".into() })?;
-        let base = self.ptr(src);
         let mut done = 0;
         while done < len {
             let items = chunk_items.min(len - done);
@@ -535,7 +545,11 @@ impl CudaDevice {
             }
             .map_err(during("copying from the device"))?;
             self.stream.synchronize().map_err(during("waiting for a copy from the device"))?;
-            out.par_extend(host[..words].par_chunks(per).map(&convert));
+            if words < SMALL_DOWNLOAD_WORDS {
+                out.extend(host[..words].chunks(per).map(&convert));
+            } else {
+                out.par_extend(host[..words].par_chunks(per).map(&convert));
+            }
             done += items;
         }
         Ok(out)
@@ -584,12 +598,7 @@ impl CudaDevice {
 
     /// `words` words from device address `src` (inside a live allocation of at least as many).
     pub(crate) fn download_from(&self, src: u64, words: usize) -> Result<Vec<u32>, CudaError> {
-        let mut out = vec![0u32; words];
-        // SAFETY: `out` holds `words` words and the source holds at least as many (callers).
-        unsafe { cu::memcpy_dtoh_async(&mut out[..], src, self.stream.cu_stream()) }
-            .map_err(during("copying from the device"))?;
-        self.stream.synchronize().map_err(during("waiting for a copy from the device"))?;
-        Ok(out)
+        self.download_items_from(src, words, 1, |w| w[0])
     }
 
     // --- launches and spans --------------------------------------------------------------
