@@ -349,7 +349,19 @@ pub fn device_count(kind: BackendKind) -> usize {
         BackendKind::Cpu => 1,
         BackendKind::Cuda => cuda::device_count(),
         BackendKind::Wgpu => wgpu::device_count(),
-        BackendKind::Auto => BackendKind::PREFERENCE.iter().map(|&k| device_count(k)).find(|&n| n > 0).unwrap_or(0),
+        BackendKind::Auto => auto_device_count(kind),
+    }
+}
+
+/// How many devices of `kind` `Auto` may take (software adapters left out, as `open` leaves
+/// them out); for `Auto` itself, those of the first backend that has any.
+pub fn auto_device_count(kind: BackendKind) -> usize {
+    match kind {
+        BackendKind::Wgpu => wgpu::hardware_device_count(),
+        BackendKind::Auto => {
+            BackendKind::PREFERENCE.iter().map(|&k| auto_device_count(k)).find(|&n| n > 0).unwrap_or(0)
+        }
+        concrete => device_count(concrete),
     }
 }
 

@@ -264,3 +264,9 @@ impl Backend for WgpuBackend {
 pub fn device_count() -> usize {
     g16_wgpu::device_count()
 }
+
+/// The usable adapters `Auto` may take: not software ones (they sort last, so these are
+/// ordinals 0, 1, …).
+pub fn hardware_device_count() -> usize {
+    g16_wgpu::list_adapters().iter().filter(|a| a.usable.is_ok() && a.device_type != "Cpu").count()
+}

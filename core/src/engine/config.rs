@@ -138,12 +138,15 @@ impl fmt::Display for DeviceSpec {
 ///
 /// A backend with no devices still yields its device 0, so that opening it says why.
 pub fn parse_device_list(list: &str) -> Result<Vec<DeviceSpec>, EngineError> {
-    parse_device_list_with(list, backend::device_count)
+    parse_device_list_with(list, backend::device_count, backend::auto_device_count)
 }
 
+/// `device_count` counts a backend's usable devices; `auto_count` those `auto` may take (no
+/// software adapters), so `--devices auto` picks what `--backend auto` picks.
 fn parse_device_list_with(
     list: &str,
     device_count: impl Fn(BackendKind) -> usize,
+    auto_count: impl Fn(BackendKind) -> usize,
 ) -> Result<Vec<DeviceSpec>, EngineError> {
     let bad = |reason: String| EngineError::DeviceList { list: list.to_string(), reason };
     let mut specs: Vec<DeviceSpec> = Vec::new();
@@ -155,12 +158,16 @@ fn parse_device_list_with(
             Some((kind, ordinal)) => (kind, Some(ordinal.trim())),
             None => (item, None),
         };
-        let mut kind: BackendKind = kind.parse().map_err(|e: crate::BackendError| bad(e.to_string()))?;
-        if kind == BackendKind::Auto {
-            kind = BackendKind::PREFERENCE.into_iter().find(|&k| device_count(k) > 0).unwrap_or(BackendKind::Cpu);
-        }
+        let asked: BackendKind = kind.parse().map_err(|e: crate::BackendError| bad(e.to_string()))?;
+        let kind = match asked {
+            BackendKind::Auto => {
+                BackendKind::PREFERENCE.into_iter().find(|&k| auto_count(k) > 0).unwrap_or(BackendKind::Cpu)
+            }
+            concrete => concrete,
+        };
+        let count = if asked == BackendKind::Auto { auto_count(kind) } else { device_count(kind) };
         let ordinals: Vec<usize> = match ordinal {
-            None | Some("all") => (0..device_count(kind).max(1)).collect(),
+            None | Some("all") => (0..count.max(1)).collect(),
             Some(n) => vec![n.parse().map_err(|_| bad(format!("'{item}': the ordinal must be a number or 'all'")))?],
         };
         for ordinal in ordinals {
@@ -184,7 +191,23 @@ mod tests {
             BackendKind::Cpu => 1,
             _ => 0,
         };
-        Ok(parse_device_list_with(list, counts)?.iter().map(DeviceSpec::label).collect())
+        Ok(parse_device_list_with(list, counts, counts)?.iter().map(DeviceSpec::label).collect())
+    }
+
+    /// A host like CI's: no CUDA, one wgpu adapter that is software (lavapipe).
+    fn parse_on_lavapipe(list: &str) -> Result<Vec<String>, EngineError> {
+        let usable = |k: BackendKind| match k {
+            BackendKind::Wgpu | BackendKind::Cpu => 1,
+            _ => 0,
+        };
+        let for_auto = |k: BackendKind| if k == BackendKind::Wgpu { 0 } else { usable(k) };
+        Ok(parse_device_list_with(list, usable, for_auto)?.iter().map(DeviceSpec::label).collect())
+    }
+
+    #[test]
+    fn auto_never_picks_a_software_adapter_but_naming_it_does() {
+        assert_eq!(parse_on_lavapipe("auto").unwrap(), ["cpu:0"], "as --backend auto: the CPU, not lavapipe");
+        assert_eq!(parse_on_lavapipe("wgpu").unwrap(), ["wgpu:0"], "asked for by name, lavapipe is used");
     }
 
     #[test]
