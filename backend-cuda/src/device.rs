@@ -650,11 +650,23 @@ impl CudaDevice {
         self.stream.synchronize().map_err(during("synchronising"))
     }
 
-    /// Every device span finished so far, on the host clock.
+    /// Every device span finished so far, on the host clock; spans still running stay for a
+    /// later drain. It waits for nothing: it used to synchronise the stream under the operation
+    /// lock, so a worker draining after its staging held back the other worker's launches
+    /// until that worker's queued kernels had run out. The clock reference is renewed only
+    /// where that costs no wait: the lock free and the stream idle.
     pub fn drain_spans(&self) -> Result<Vec<SpanRecord>, CudaError> {
-        let _op = self.op();
-        self.synchronize()?;
-        lock(&self.timing).drain(&self.ctx, &self.stream)
+        let idle = self.op.try_lock().ok().filter(|_| self.stream_idle());
+        let spans = lock(&self.timing).drain(&self.ctx, &self.stream, idle.is_some());
+        drop(idle);
+        spans
+    }
+
+    /// Whether every operation queued on the compute stream has finished.
+    fn stream_idle(&self) -> bool {
+        // SAFETY: the stream is alive (owned by self); cuStreamQuery only reads its state.
+        let status = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
+        status == sys::CUresult::CUDA_SUCCESS
     }
 }
 

@@ -102,10 +102,15 @@ impl Timing {
         Ok(())
     }
 
-    /// Resolves every pending span whose end has been reached (the caller has synchronised the
-    /// compute stream; a span on the copy stream may still be running, and stays pending), then
-    /// takes a new reference for the spans to come, and returns all spans finished so far.
-    pub fn drain(&mut self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> Result<Vec<SpanRecord>, CudaError> {
+    /// Resolves every pending span whose end has been reached (the others stay pending), then,
+    /// if `idle` (the caller holds the operation lock and `stream` has nothing queued), takes a
+    /// new reference for the spans to come; returns all spans finished so far.
+    pub fn drain(
+        &mut self,
+        ctx: &Arc<CudaContext>,
+        stream: &CudaStream,
+        idle: bool,
+    ) -> Result<Vec<SpanRecord>, CudaError> {
         let (finished, running): (Vec<Pending>, Vec<Pending>) =
             std::mem::take(&mut self.pending).into_iter().partition(|p| p.end.try_is_complete().unwrap_or(true));
         self.pending = running;
@@ -124,7 +129,7 @@ impl Timing {
                 error_bound_ns: p.reference.error_bound_ns,
             });
         }
-        if self.reference.as_ref().is_some_and(|r| Arc::strong_count(r) == 1) {
+        if idle && self.reference.as_ref().is_some_and(|r| Arc::strong_count(r) == 1) {
             self.calibrate(ctx, stream)?;
         }
         Ok(std::mem::take(&mut self.done))
