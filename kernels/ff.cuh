@@ -266,6 +266,74 @@ struct Fp {
   }
 #endif
 
+  // Montgomery reduction of a double-width value: s·R⁻¹ mod p, fully reduced, for s < p·R
+  // (R = 2^(32N)). The low half goes through `operator*`'s reduction rows (t = s_lo; N times
+  // t = (t + m·p) / 2^32, split in E and O), which leaves (s_lo + M·p)/R ≤ p (s_lo, M < R); the
+  // high half s_hi = ⌊s/R⌋ ≤ p − 1 is added after, so the sum is below 2p < 2^(32N) and one
+  // conditional subtraction finishes it.
+  DEVICE static Fp redc(const u32 s[2 * N]) {
+    u32 e[N + 1], o[N], pm[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      e[j] = s[j];
+      o[j] = 0;
+      pm[j] = P::mod(j);
+    }
+    e[N] = 0;
+    u32 z = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      e[0] = ptx::add_cc(e[0], z);
+      const u32 m = e[0] * P::INV;
+      mad_pairs(o, pm, 1, m, true);
+      mad_pairs(e, pm, 0, m, false);
+      e[N] = ptx::addc(e[N], 0);
+      z = e[1];
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+        e[j] = o[j];
+        o[j] = hi;
+      }
+      e[N] = 0;
+    }
+    u32 t[N];
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    t[0] = ptx::add_cc(t[0], s[N]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
+    return reduce_once(t);
+  }
+
+  // The whole product t = a·b of two N-limb integers (any values below 2^(32N)), 2N limbs, no
+  // reduction. Row i adds a·b_i at position i in two halves, like `operator*`: the even limbs
+  // of a into E (positions i … i+N−1, carry into E_{i+N}), the odd ones into O (O_j weighs
+  // 2^(32(j+1)): positions i+1 … i+N, carry into O_{i+N}). E_{i+N} and O_{i+N} are untouched
+  // before row i (row i−1's chains ended one limb lower), so each carry lands in a zero limb
+  // and each row is two independent chains of N links. Then t = E + O·2^32 (< 2^(64N), so
+  // O_{2N−1} = 0 and the merge carries nothing out).
+  DEVICE static void mul_wide(u32 t[2 * N], const u32 a[N], const u32 b[N]) {
+    u32 e[2 * N], o[2 * N];
+#pragma unroll
+    for (int j = 0; j < 2 * N; j++) {
+      e[j] = 0;
+      o[j] = 0;
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      mad_pairs(e + i, a, 0, b[i], false);
+      e[i + N] = ptx::addc(0, 0);
+      mad_pairs(o + i, a, 1, b[i], false);
+      o[i + N] = ptx::addc(0, 0);
+    }
+    t[0] = e[0];
+    t[1] = ptx::add_cc(e[1], o[0]);
+#pragma unroll
+    for (int j = 2; j < 2 * N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+  }
+
 #if G16_FF_SQR
   // a², with each cross product a_i·a_j (i < j) computed once and doubled: 66 + 12 limb products
   // instead of 144 for Fq, then a separate Montgomery reduction (SOS).
@@ -276,9 +344,7 @@ struct Fp {
   //     other ends at i+N−1 and carries into i+N, which holds at most the previous row's carry
   //     (that row's chain ended there), so nothing carries further.
   //  2. s = 2(X + Y) + Σ a_i²·2^(64i) (the diagonal: pairs that do not overlap, no carries).
-  //  3. REDC of s: the low half through `operator*`'s reduction rows (t = s_lo; N times
-  //     t = (t + m·p) / 2^32, split in E and O), then t + s_hi < p + p/2 < 2p, and one
-  //     conditional subtraction. (s_hi < p²/2^(32N) < p/2 for both moduli.)
+  //  3. `redc(s)` (s = a² < p² < p·R).
   DEVICE Fp sqr() const {
     u32 x[2 * N], y[2 * N];
 #pragma unroll
@@ -326,40 +392,7 @@ struct Fp {
     s[1] = ptx::add_cc(y[1], x[1] << 1);
 #pragma unroll
     for (int j = 2; j < 2 * N; j++) s[j] = ptx::addc_cc(y[j], (x[j] << 1) | (x[j - 1] >> 31));
-    // REDC: as operator*'s rows without the a·b_i part.
-    u32 e[N + 1], o[N], pm[N];
-#pragma unroll
-    for (int j = 0; j < N; j++) {
-      e[j] = s[j];
-      o[j] = 0;
-      pm[j] = P::mod(j);
-    }
-    e[N] = 0;
-    u32 z = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-      e[0] = ptx::add_cc(e[0], z);
-      const u32 m = e[0] * P::INV;
-      mad_pairs(o, pm, 1, m, true);
-      mad_pairs(e, pm, 0, m, false);
-      e[N] = ptx::addc(e[N], 0);
-      z = e[1];
-#pragma unroll
-      for (int j = 0; j < N; j++) {
-        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
-        e[j] = o[j];
-        o[j] = hi;
-      }
-      e[N] = 0;
-    }
-    u32 t[N];
-    t[0] = ptx::add_cc(e[0], z);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
-    t[0] = ptx::add_cc(t[0], s[N]);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
-    return reduce_once(t);
+    return redc(s);
   }
 #else
   DEVICE Fp sqr() const { return *this * *this; }
@@ -403,6 +436,12 @@ typedef Fp<FqParams> Fq;
 // 538 → 404 ms, its stack frame 1536 → 576 B. 0 keeps the member versions, for A/B runs.
 #ifndef G16_FQ2_BYVALUE
 #define G16_FQ2_BYVALUE 1
+#endif
+
+// Whether the by-value Fq2 product reduces lazily (see fq2_mul: two Montgomery reductions
+// instead of three). 0 keeps the product of three reduced Fq products, for A/B runs.
+#ifndef G16_FQ2_LAZY
+#define G16_FQ2_LAZY 1
 #endif
 
 // Fq2 = Fq[u]/(u² + 1).
@@ -453,6 +492,49 @@ struct Fq2 {
 #if G16_FQ2_BYVALUE
 // Karatsuba, three Fq products; and (a0 + a1·u)² = (a0 + a1)(a0 − a1) + 2·a0·a1·u, two. The
 // same formulas as the member versions above; operands by value, so no stack round trip.
+#if G16_FQ2_LAZY
+// Karatsuba with the reduction deferred: the three Fq products v0 = a0·b0, v1 = a1·b1 and
+// v2 = (a0 + a1)·(b0 + b1) are kept whole (2N limbs, `Fq::mul_wide`), and each coordinate is
+// ONE Montgomery reduction of its double-width value: 3 × 144 limb products + 2 reductions
+// (2 × 144) instead of 3 × (144 + 144). All inputs are < p (every Fq operation returns a
+// reduced value), so, with R = 2^384 and 8p < R:
+//   c0 = REDC(v0 − v1 + [v0 < v1]·p·R): v0 − v1 ∈ (−p², p²), so the argument is in [0, p·R).
+//   c1 = REDC(v2 − v0 − v1) = REDC(a0·b1 + a1·b0) ∈ [0, 2p²) ⊂ [0, p·R). The sums a0 + a1 and
+//        b0 + b1 are left unreduced (< 2p < R), so v2 < 4p² < R², and v2 − v0 ≥ 0 on the way.
+NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
+  constexpr int N = Fq::N;
+  u32 sa[N], sb[N];
+  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
+  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
+  u32 v0[2 * N], v1[2 * N], d[2 * N];
+  Fq::mul_wide(v0, a.c0.l, b.c0.l);
+  Fq::mul_wide(v1, a.c1.l, b.c1.l);
+  // d = v0 − v1, plus p·R (p added to the high half) when that borrowed.
+  d[0] = ptx::sub_cc(v0[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) d[j] = ptx::subc_cc(v0[j], v1[j]);
+  const u32 borrow = ptx::subc(0, 0);
+  d[N] = ptx::add_cc(d[N], FqParams::mod(0) & borrow);
+#pragma unroll
+  for (int j = 1; j < N; j++) d[N + j] = ptx::addc_cc(d[N + j], FqParams::mod(j) & borrow);
+  Fq2 r;
+  r.c0 = Fq::redc(d);
+  u32 v2[2 * N];
+  Fq::mul_wide(v2, sa, sb);
+  v2[0] = ptx::sub_cc(v2[0], v0[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v0[j]);
+  v2[0] = ptx::sub_cc(v2[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v1[j]);
+  r.c1 = Fq::redc(v2);
+  return r;
+}
+#else
 NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
   Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
   Fq2 r;
@@ -460,6 +542,7 @@ NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
   r.c1 = (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1;
   return r;
 }
+#endif
 NOINLINE Fq2 fq2_square(Fq2 a) {
   Fq2 r;
   Fq p = a.c0 * a.c1;

@@ -68,6 +68,13 @@ fn fq_words(x: &Fq) -> Vec<u32> {
     w
 }
 
+/// The element whose Montgomery limbs are p − 1: the largest value an operand's limbs hold.
+fn fq_max_limbs() -> Fq {
+    let mut limbs = Fq::MODULUS;
+    limbs.0[0] -= 1; // p's low limb is odd: no borrow
+    Fq::new_unchecked(limbs)
+}
+
 #[test]
 fn kernel_arithmetic_matches_arkworks_on_the_host() {
     let Some(cxx) = compiler() else {
@@ -86,15 +93,6 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         g16_cuda::kernels::arithmetic_headers()
     );
     std::fs::write(dir.join("harness.cpp"), source).expect("write harness");
-    let exe = dir.join("harness");
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-o"])
-        .arg(&exe)
-        .arg(dir.join("harness.cpp"))
-        .output()
-        .expect("run the C++ compiler");
-    assert!(out.status.success(), "{cxx} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-
     let seed: u64 = std::env::var("G16_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
     eprintln!("kernel_arithmetic_matches_arkworks_on_the_host: G16_TEST_SEED={seed}");
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -110,12 +108,26 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
             2 => (Fr::ONE, Fr::ONE),
             _ => (Fr::rand(&mut rng), Fr::rand(&mut rng)),
         };
+        // `max` is the largest representation (limbs p − 1), `low` the smallest nonzero (limbs 1).
+        let (max, low) = (fq_max_limbs(), fq_from_words(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
         let (x, y) = match c {
             0 => (-Fq::ONE, -Fq::ONE),
             1 => (Fq::zero(), -Fq::ONE),
+            2 => (max, max),
             _ => (Fq::rand(&mut rng), Fq::rand(&mut rng)),
         };
-        let (u, v) = (Fq2::rand(&mut rng), Fq2::rand(&mut rng));
+        // Fq2: the largest operands, and products whose c0 = a0·b0 − a1·b1 is negative before
+        // the reduction (the lazy product adds p·R then) or zero.
+        let (u, v) = match c {
+            0 => (Fq2::new(max, max), Fq2::new(max, max)),
+            1 => (Fq2::new(Fq::zero(), max), Fq2::new(max, max)),
+            2 => (Fq2::new(low, max), Fq2::new(low, max)),
+            3 => (Fq2::new(max, Fq::zero()), Fq2::new(Fq::zero(), max)),
+            4 => (Fq2::new(low, low), Fq2::new(low, low)),
+            5 => (Fq2::zero(), Fq2::rand(&mut rng)),
+            6 => (Fq2::new(-Fq::ONE, -Fq::ONE), Fq2::new(-Fq::ONE, -Fq::ONE)),
+            _ => (Fq2::rand(&mut rng), Fq2::rand(&mut rng)),
+        };
         let p = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
         let q = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
         for w in [fr_words(&a), fr_words(&b), fq_words(&x), fq_words(&y)] {
@@ -150,48 +162,62 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         ]);
     }
 
-    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write input");
-    let out = child.wait_with_output().expect("harness output");
-    assert!(out.status.success(), "harness failed");
-    let text = String::from_utf8(out.stdout).expect("utf8");
-    let mut lines = text
-        .lines()
-        .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
-    let names = [
-        "Fr mul",
-        "Fr add",
-        "Fr sub",
-        "Fr from_montgomery",
-        "Fq mul",
-        "Fq add",
-        "Fq sub",
-        "Fq sqr",
-        "Fq neg",
-        "Fq inverse",
-        "Fq2 mul c0",
-        "Fq2 mul c1",
-        "Fq2 sqr c0",
-        "Fq2 sqr c1",
-        "Fq2 inverse c0",
-        "Fq2 inverse c1",
-    ];
-    let point_names =
-        ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
-    for c in 0..cases as usize {
-        for (i, name) in names.iter().enumerate() {
-            let got = lines.next().expect("output line");
-            let want = &expected[c * names.len() + i];
-            assert_eq!(&got, want, "case {c}: {name}");
+    // The default kernels, then the switches whose other path is kept for A/B runs (the Fq2
+    // product without lazy reduction).
+    for (variant, defines) in [("default", &[][..]), ("fq2-eager", &["-DG16_FQ2_LAZY=0"][..])] {
+        let exe = dir.join(format!("harness-{variant}"));
+        let out = Command::new(&cxx)
+            .args(["-std=c++17", "-O1"])
+            .args(defines)
+            .arg("-o")
+            .arg(&exe)
+            .arg(dir.join("harness.cpp"))
+            .output()
+            .expect("run the C++ compiler");
+        assert!(out.status.success(), "{cxx} failed ({variant}):\n{}", String::from_utf8_lossy(&out.stderr));
+        let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write input");
+        let out = child.wait_with_output().expect("harness output");
+        assert!(out.status.success(), "harness failed ({variant})");
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        let mut lines = text
+            .lines()
+            .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
+        let names = [
+            "Fr mul",
+            "Fr add",
+            "Fr sub",
+            "Fr from_montgomery",
+            "Fq mul",
+            "Fq add",
+            "Fq sub",
+            "Fq sqr",
+            "Fq neg",
+            "Fq inverse",
+            "Fq2 mul c0",
+            "Fq2 mul c1",
+            "Fq2 sqr c0",
+            "Fq2 sqr c1",
+            "Fq2 inverse c0",
+            "Fq2 inverse c1",
+        ];
+        let point_names =
+            ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
+        for c in 0..cases as usize {
+            for (i, name) in names.iter().enumerate() {
+                let got = lines.next().expect("output line");
+                let want = &expected[c * names.len() + i];
+                assert_eq!(&got, want, "{variant}, case {c}: {name}");
+            }
+            // Sanity of the conversions used above.
+            let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
+            for (j, name) in point_names.iter().enumerate() {
+                let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
+                assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
+                assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "{variant}, case {c}: {name}");
+            }
         }
-        // Sanity of the conversions used above.
-        let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
-        for (j, name) in point_names.iter().enumerate() {
-            let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
-            assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
-            assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "case {c}: {name}");
-        }
+        assert!(lines.next().is_none(), "no extra output");
     }
-    assert!(lines.next().is_none(), "no extra output");
     let _: G1Affine = G1Affine::identity();
 }
