@@ -308,30 +308,38 @@ struct Fp {
   }
 
   // The whole product t = a·b of two N-limb integers (any values below 2^(32N)), 2N limbs, no
-  // reduction. Row i adds a·b_i at position i in two halves, like `operator*`: the even limbs
-  // of a into E (positions i … i+N−1, carry into E_{i+N}), the odd ones into O (O_j weighs
-  // 2^(32(j+1)): positions i+1 … i+N, carry into O_{i+N}). E_{i+N} and O_{i+N} are untouched
-  // before row i (row i−1's chains ended one limb lower), so each carry lands in a zero limb
-  // and each row is two independent chains of N links. Then t = E + O·2^32 (< 2^(64N), so
-  // O_{2N−1} = 0 and the merge carries nothing out).
+  // reduction. Row i adds a·b_i at position i as two carry chains of N links, like
+  // `operator*`: the products of every other limb of a tile a run of limbs without overlap.
+  // Which half lands on pairs at even positions flips with i's parity, so the accumulators are
+  // kept by alignment, not by a's limb parity (that keeps each 64-bit product on one aligned
+  // register pair: ptxas makes every lo/hi pair one IMAD.WIDE.U32.X, with no moves between
+  // rows): A_j weighs 2^(32j) and takes the pairs at even positions (even i: a's even limbs,
+  // at i … i+N−1; odd i: its odd limbs, at i+1 … i+N), B_j weighs 2^(32(j+1)) and takes those
+  // at odd positions (even i: a's odd limbs, at i+1 … i+N; odd i: its even limbs, at i … i+N−1).
+  // Each chain's carry goes into the limb just above its run, which holds at most the carry
+  // of the row before (that row's run ended one limb lower, or two, and nothing else reached
+  // it), so nothing is lost; A's last carry (into A_{2N}) is 0 since A ≤ a·b < 2^(64N). Then
+  // t = A + B·2^32 (< 2^(64N): the merge carries nothing out).
   DEVICE static void mul_wide(u32 t[2 * N], const u32 a[N], const u32 b[N]) {
-    u32 e[2 * N], o[2 * N];
+    u32 A[2 * N + 1], B[2 * N];
 #pragma unroll
     for (int j = 0; j < 2 * N; j++) {
-      e[j] = 0;
-      o[j] = 0;
+      A[j] = 0;
+      B[j] = 0;
     }
+    A[2 * N] = 0;
 #pragma unroll
     for (int i = 0; i < N; i++) {
-      mad_pairs(e + i, a, 0, b[i], false);
-      e[i + N] = ptx::addc(0, 0);
-      mad_pairs(o + i, a, 1, b[i], false);
-      o[i + N] = ptx::addc(0, 0);
+      const int odd = i & 1;
+      mad_pairs(A + i + odd, a, odd, b[i], false);
+      A[i + odd + N] = ptx::addc(A[i + odd + N], 0);
+      mad_pairs(B + i - odd, a, 1 - odd, b[i], false);
+      B[i - odd + N] = ptx::addc(B[i - odd + N], 0);
     }
-    t[0] = e[0];
-    t[1] = ptx::add_cc(e[1], o[0]);
+    t[0] = A[0];
+    t[1] = ptx::add_cc(A[1], B[0]);
 #pragma unroll
-    for (int j = 2; j < 2 * N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    for (int j = 2; j < 2 * N; j++) t[j] = ptx::addc_cc(A[j], B[j - 1]);
   }
 
 #if G16_FF_SQR
