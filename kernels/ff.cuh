@@ -102,6 +102,10 @@ template <class P>
 struct Fp {
   enum { N = P::N };
   static constexpr bool HOT_INLINE = true;  // see Xyzz::add_affine_hot
+  static constexpr bool PAIRED = false;       // see Xyzz::add_affine_inline
+  static constexpr bool MADD_INLINE = false;  // likewise
+  DEVICE Fp mul_inline(const Fp& b) const { return *this * b; }
+  DEVICE Fp sqr_inline() const { return sqr(); }
   u32 l[N];
 
   DEVICE static Fp zero() {
@@ -452,6 +456,20 @@ typedef Fp<FqParams> Fq;
 #define G16_FQ2_LAZY 1
 #endif
 
+// Whether G2's mixed addition pairs its independent Fq2 products, two to a call (fq2_mul2,
+// fq2_square2: 5 calls instead of 10). An experiment switch (0: one product a call); needs
+// G16_FQ2_BYVALUE.
+#ifndef G16_FQ2_PAIRED
+#define G16_FQ2_PAIRED 0
+#endif
+
+// Whether G2's mixed addition (Xyzz::add_affine, out of line) has its Fq2 products inlined
+// (no calls inside it, so its live values need not go to the stack around them; a larger
+// body). 0: the products are calls. An experiment switch; needs G16_FQ2_BYVALUE.
+#ifndef G16_FQ2_MADD_INLINE
+#define G16_FQ2_MADD_INLINE 0
+#endif
+
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
@@ -466,9 +484,21 @@ struct Fq2 {
   DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
   DEVICE Fq2 dbl() const { return *this + *this; }
 #if G16_FQ2_BYVALUE
+  static constexpr bool PAIRED = G16_FQ2_PAIRED && !G16_FQ2_MADD_INLINE;
+  static constexpr bool MADD_INLINE = G16_FQ2_MADD_INLINE;
+  // a·b and a², inlined (for the mixed addition with G16_FQ2_MADD_INLINE).
+  DEVICE Fq2 mul_inline(const Fq2& b) const;
+  DEVICE Fq2 sqr_inline() const;
   DEVICE Fq2 operator*(const Fq2& b) const;
   DEVICE Fq2 sqr() const;
+  // ab = a·b and cd = c·d; aa = a², cc = c² (one call each: fq2_mul2, fq2_square2).
+  DEVICE static void mul2(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d, Fq2& ab, Fq2& cd);
+  DEVICE static void sqr2(const Fq2& a, const Fq2& c, Fq2& aa, Fq2& cc);
 #else
+  static constexpr bool PAIRED = false;
+  static constexpr bool MADD_INLINE = false;
+  DEVICE Fq2 mul_inline(const Fq2& b) const { return *this * b; }
+  DEVICE Fq2 sqr_inline() const { return sqr(); }
   // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
   // (The default, G16_FQ2_BYVALUE, is the same formulas in fq2_mul / fq2_square below.)
   NOINLINE Fq2 operator*(const Fq2& b) const {
@@ -509,7 +539,7 @@ struct Fq2 {
 //   c0 = REDC(v0 − v1 + [v0 < v1]·p·R): v0 − v1 ∈ (−p², p²), so the argument is in [0, p·R).
 //   c1 = REDC(v2 − v0 − v1) = REDC(a0·b1 + a1·b0) ∈ [0, 2p²) ⊂ [0, p·R). The sums a0 + a1 and
 //        b0 + b1 are left unreduced (< 2p < R), so v2 < 4p² < R², and v2 − v0 ≥ 0 on the way.
-NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
+DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
   constexpr int N = Fq::N;
   u32 sa[N], sb[N];
   sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
@@ -543,7 +573,7 @@ NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
   return r;
 }
 #else
-NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
+DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
   Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
   Fq2 r;
   r.c0 = v0 - v1;
@@ -551,13 +581,47 @@ NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
   return r;
 }
 #endif
-NOINLINE Fq2 fq2_square(Fq2 a) {
+DEVICE Fq2 fq2_square_body(Fq2 a) {
   Fq2 r;
   Fq p = a.c0 * a.c1;
   r.c0 = (a.c0 + a.c1) * (a.c0 - a.c1);
   r.c1 = p + p;
   return r;
 }
+NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) { return fq2_mul_body(a, b); }
+NOINLINE Fq2 fq2_square(Fq2 a) { return fq2_square_body(a); }
 DEVICE Fq2 Fq2::operator*(const Fq2& b) const { return fq2_mul(*this, b); }
+DEVICE Fq2 Fq2::mul_inline(const Fq2& b) const { return fq2_mul_body(*this, b); }
+DEVICE Fq2 Fq2::sqr_inline() const { return fq2_square_body(*this); }
 DEVICE Fq2 Fq2::sqr() const { return fq2_square(*this); }
+
+// Two independent products (or squares) in one out-of-line call: half the calls of the
+// mixed addition, so half the caller's saves and restores of its live values around them, and
+// two independent sets of carry chains in one body for ptxas to interleave (G2's accumulation
+// is latency-bound at 2 warps a scheduler: NOTES.md).
+struct Fq2Pair {
+  Fq2 a, b;
+};
+NOINLINE Fq2Pair fq2_mul2(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
+  Fq2Pair r;
+  r.a = fq2_mul_body(a, b);
+  r.b = fq2_mul_body(c, d);
+  return r;
+}
+NOINLINE Fq2Pair fq2_square2(Fq2 a, Fq2 c) {
+  Fq2Pair r;
+  r.a = fq2_square_body(a);
+  r.b = fq2_square_body(c);
+  return r;
+}
+DEVICE void Fq2::mul2(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d, Fq2& ab, Fq2& cd) {
+  const Fq2Pair r = fq2_mul2(a, b, c, d);
+  ab = r.a;
+  cd = r.b;
+}
+DEVICE void Fq2::sqr2(const Fq2& a, const Fq2& c, Fq2& aa, Fq2& cc) {
+  const Fq2Pair r = fq2_square2(a, c);
+  aa = r.a;
+  cc = r.b;
+}
 #endif
