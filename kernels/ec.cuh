@@ -127,7 +127,8 @@ struct Xyzz {
     F ppp = pp_ * pp;
     F q = x * pp;
     F x3 = r.sqr() - ppp - q.dbl();
-    y = r * (q - x3) - y * ppp;
+    if constexpr (F::MUL_SUB) y = F::mul_sub(r, q - x3, y, ppp);  // one reduction a coordinate
+    else y = r * (q - x3) - y * ppp;
     x = x3;
     zz = zz * pp;
     zzz = zzz * ppp;

@@ -104,6 +104,8 @@ struct Fp {
   static constexpr bool HOT_INLINE = true;  // see Xyzz::add_affine_hot
   static constexpr bool PAIRED = false;       // see Xyzz::add_affine_inline
   static constexpr bool MADD_INLINE = false;  // likewise
+  static constexpr bool MUL_SUB = false;      // likewise
+  DEVICE static Fp mul_sub(const Fp& a, const Fp& b, const Fp& c, const Fp& d) { return a * b - c * d; }
   DEVICE Fp mul_inline(const Fp& b) const { return *this * b; }
   DEVICE Fp sqr_inline() const { return sqr(); }
   u32 l[N];
@@ -470,6 +472,13 @@ typedef Fp<FqParams> Fq;
 #define G16_FQ2_MADD_INLINE 0
 #endif
 
+// Whether G2's mixed addition computes y3 = r·(q − x3) − y·ppp as one double-width difference
+// with two Montgomery reductions (fq2_mul_sub) instead of two reduced Fq2 products (four) and a
+// subtraction. 0 keeps the two products, for A/B runs. Needs G16_FQ2_BYVALUE and G16_FQ2_LAZY.
+#ifndef G16_FQ2_MULSUB
+#define G16_FQ2_MULSUB 1
+#endif
+
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
@@ -486,6 +495,9 @@ struct Fq2 {
 #if G16_FQ2_BYVALUE
   static constexpr bool PAIRED = G16_FQ2_PAIRED && !G16_FQ2_MADD_INLINE;
   static constexpr bool MADD_INLINE = G16_FQ2_MADD_INLINE;
+  static constexpr bool MUL_SUB = G16_FQ2_MULSUB && G16_FQ2_LAZY;
+  // a·b − c·d (fq2_mul_sub; with MUL_SUB only).
+  DEVICE static Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d);
   // a·b and a², inlined (for the mixed addition with G16_FQ2_MADD_INLINE).
   DEVICE Fq2 mul_inline(const Fq2& b) const;
   DEVICE Fq2 sqr_inline() const;
@@ -497,6 +509,8 @@ struct Fq2 {
 #else
   static constexpr bool PAIRED = false;
   static constexpr bool MADD_INLINE = false;
+  static constexpr bool MUL_SUB = false;
+  DEVICE static Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return a * b - c * d; }
   DEVICE Fq2 mul_inline(const Fq2& b) const { return *this * b; }
   DEVICE Fq2 sqr_inline() const { return sqr(); }
   // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
@@ -572,6 +586,59 @@ DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
   r.c1 = Fq::redc(v2);
   return r;
 }
+
+// x ← x − y over 2N limbs, plus p·R when that borrowed: for x, y in [0, p·R) the result is in
+// [0, p·R) and ≡ x − y (mod p), a valid REDC argument.
+DEVICE void fq_sub_wide(u32 x[2 * Fq::N], const u32 y[2 * Fq::N]) {
+  constexpr int N = Fq::N;
+  x[0] = ptx::sub_cc(x[0], y[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) x[j] = ptx::subc_cc(x[j], y[j]);
+  const u32 borrow = ptx::subc(0, 0);
+  x[N] = ptx::add_cc(x[N], FqParams::mod(0) & borrow);
+#pragma unroll
+  for (int j = 1; j < N; j++) x[N + j] = ptx::addc_cc(x[N + j], FqParams::mod(j) & borrow);
+}
+
+// a·b before its two reductions (as fq2_mul_body): w0 = a0·b0 − a1·b1 (+ p·R when negative)
+// and w1 = a0·b1 + a1·b0, each in [0, p·R).
+DEVICE void fq2_mul_wide(u32 w0[2 * Fq::N], u32 w1[2 * Fq::N], const Fq2& a, const Fq2& b) {
+  constexpr int N = Fq::N;
+  u32 sa[N], sb[N], v1[2 * N];
+  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
+  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
+  Fq::mul_wide(w0, a.c0.l, b.c0.l);
+  Fq::mul_wide(v1, a.c1.l, b.c1.l);
+  Fq::mul_wide(w1, sa, sb);
+  w1[0] = ptx::sub_cc(w1[0], w0[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) w1[j] = ptx::subc_cc(w1[j], w0[j]);
+  w1[0] = ptx::sub_cc(w1[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) w1[j] = ptx::subc_cc(w1[j], v1[j]);
+  fq_sub_wide(w0, v1);
+}
+
+// a·b − c·d with one reduction a coordinate: both products unreduced (fq2_mul_wide), their
+// difference brought back into [0, p·R) (fq_sub_wide), then REDC: 6 double-width products and
+// 2 reductions where two Fq2 products take 6 and 4.
+NOINLINE Fq2 fq2_mul_sub(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
+  constexpr int N = Fq::N;
+  u32 x0[2 * N], x1[2 * N], y0[2 * N], y1[2 * N];
+  fq2_mul_wide(x0, x1, a, b);
+  fq2_mul_wide(y0, y1, c, d);
+  fq_sub_wide(x0, y0);
+  fq_sub_wide(x1, y1);
+  Fq2 r;
+  r.c0 = Fq::redc(x0);
+  r.c1 = Fq::redc(x1);
+  return r;
+}
+DEVICE Fq2 Fq2::mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return fq2_mul_sub(a, b, c, d); }
 #else
 DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
   Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
