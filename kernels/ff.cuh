@@ -474,9 +474,10 @@ typedef Fp<FqParams> Fq;
 
 // Whether G2's mixed addition computes y3 = r·(q − x3) − y·ppp as one double-width difference
 // with two Montgomery reductions (fq2_mul_sub) instead of two reduced Fq2 products (four) and a
-// subtraction. 0 keeps the two products, for A/B runs. Needs G16_FQ2_BYVALUE and G16_FQ2_LAZY.
+// subtraction. An experiment switch (measured on the H200, NOTES.md: G2 2^24 +4.1 %, with
+// the 4-operand call's spills); needs G16_FQ2_BYVALUE and G16_FQ2_LAZY.
 #ifndef G16_FQ2_MULSUB
-#define G16_FQ2_MULSUB 1
+#define G16_FQ2_MULSUB 0
 #endif
 
 // Fq2 = Fq[u]/(u² + 1).
