@@ -102,6 +102,12 @@ template <class P>
 struct Fp {
   enum { N = P::N };
   static constexpr bool HOT_INLINE = true;  // see Xyzz::add_affine_hot
+  static constexpr bool PAIRED = false;       // see Xyzz::add_affine_inline
+  static constexpr bool MADD_INLINE = false;  // likewise
+  static constexpr bool MUL_SUB = false;      // likewise
+  DEVICE static Fp mul_sub(const Fp& a, const Fp& b, const Fp& c, const Fp& d) { return a * b - c * d; }
+  DEVICE Fp mul_inline(const Fp& b) const { return *this * b; }
+  DEVICE Fp sqr_inline() const { return sqr(); }
   u32 l[N];
 
   DEVICE static Fp zero() {
@@ -266,6 +272,82 @@ struct Fp {
   }
 #endif
 
+  // Montgomery reduction of a double-width value: s·R⁻¹ mod p, fully reduced, for s < p·R
+  // (R = 2^(32N)). The low half goes through `operator*`'s reduction rows (t = s_lo; N times
+  // t = (t + m·p) / 2^32, split in E and O), which leaves (s_lo + M·p)/R ≤ p (s_lo, M < R); the
+  // high half s_hi = ⌊s/R⌋ ≤ p − 1 is added after, so the sum is below 2p < 2^(32N) and one
+  // conditional subtraction finishes it.
+  DEVICE static Fp redc(const u32 s[2 * N]) {
+    u32 e[N + 1], o[N], pm[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      e[j] = s[j];
+      o[j] = 0;
+      pm[j] = P::mod(j);
+    }
+    e[N] = 0;
+    u32 z = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      e[0] = ptx::add_cc(e[0], z);
+      const u32 m = e[0] * P::INV;
+      mad_pairs(o, pm, 1, m, true);
+      mad_pairs(e, pm, 0, m, false);
+      e[N] = ptx::addc(e[N], 0);
+      z = e[1];
+#pragma unroll
+      for (int j = 0; j < N; j++) {
+        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+        e[j] = o[j];
+        o[j] = hi;
+      }
+      e[N] = 0;
+    }
+    u32 t[N];
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    t[0] = ptx::add_cc(t[0], s[N]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
+    return reduce_once(t);
+  }
+
+  // The whole product t = a·b of two N-limb integers (any values below 2^(32N)), 2N limbs, no
+  // reduction. Row i adds a·b_i at position i as two carry chains of N links, like
+  // `operator*`: the products of every other limb of a tile a run of limbs without overlap.
+  // Which half lands on pairs at even positions flips with i's parity, so the accumulators are
+  // kept by alignment, not by a's limb parity (that keeps each 64-bit product on one aligned
+  // register pair: ptxas makes every lo/hi pair one IMAD.WIDE.U32.X, with no moves between
+  // rows): A_j weighs 2^(32j) and takes the pairs at even positions (even i: a's even limbs,
+  // at i … i+N−1; odd i: its odd limbs, at i+1 … i+N), B_j weighs 2^(32(j+1)) and takes those
+  // at odd positions (even i: a's odd limbs, at i+1 … i+N; odd i: its even limbs, at i … i+N−1).
+  // Each chain's carry goes into the limb just above its run, which holds at most the carry
+  // of the row before (that row's run ended one limb lower, or two, and nothing else reached
+  // it), so nothing is lost; A's last carry (into A_{2N}) is 0 since A ≤ a·b < 2^(64N). Then
+  // t = A + B·2^32 (< 2^(64N): the merge carries nothing out).
+  DEVICE static void mul_wide(u32 t[2 * N], const u32 a[N], const u32 b[N]) {
+    u32 A[2 * N + 1], B[2 * N];
+#pragma unroll
+    for (int j = 0; j < 2 * N; j++) {
+      A[j] = 0;
+      B[j] = 0;
+    }
+    A[2 * N] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      const int odd = i & 1;
+      mad_pairs(A + i + odd, a, odd, b[i], false);
+      A[i + odd + N] = ptx::addc(A[i + odd + N], 0);
+      mad_pairs(B + i - odd, a, 1 - odd, b[i], false);
+      B[i - odd + N] = ptx::addc(B[i - odd + N], 0);
+    }
+    t[0] = A[0];
+    t[1] = ptx::add_cc(A[1], B[0]);
+#pragma unroll
+    for (int j = 2; j < 2 * N; j++) t[j] = ptx::addc_cc(A[j], B[j - 1]);
+  }
+
 #if G16_FF_SQR
   // a², with each cross product a_i·a_j (i < j) computed once and doubled: 66 + 12 limb products
   // instead of 144 for Fq, then a separate Montgomery reduction (SOS).
@@ -276,9 +358,7 @@ struct Fp {
   //     other ends at i+N−1 and carries into i+N, which holds at most the previous row's carry
   //     (that row's chain ended there), so nothing carries further.
   //  2. s = 2(X + Y) + Σ a_i²·2^(64i) (the diagonal: pairs that do not overlap, no carries).
-  //  3. REDC of s: the low half through `operator*`'s reduction rows (t = s_lo; N times
-  //     t = (t + m·p) / 2^32, split in E and O), then t + s_hi < p + p/2 < 2p, and one
-  //     conditional subtraction. (s_hi < p²/2^(32N) < p/2 for both moduli.)
+  //  3. `redc(s)` (s = a² < p² < p·R).
   DEVICE Fp sqr() const {
     u32 x[2 * N], y[2 * N];
 #pragma unroll
@@ -326,40 +406,7 @@ struct Fp {
     s[1] = ptx::add_cc(y[1], x[1] << 1);
 #pragma unroll
     for (int j = 2; j < 2 * N; j++) s[j] = ptx::addc_cc(y[j], (x[j] << 1) | (x[j - 1] >> 31));
-    // REDC: as operator*'s rows without the a·b_i part.
-    u32 e[N + 1], o[N], pm[N];
-#pragma unroll
-    for (int j = 0; j < N; j++) {
-      e[j] = s[j];
-      o[j] = 0;
-      pm[j] = P::mod(j);
-    }
-    e[N] = 0;
-    u32 z = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-      e[0] = ptx::add_cc(e[0], z);
-      const u32 m = e[0] * P::INV;
-      mad_pairs(o, pm, 1, m, true);
-      mad_pairs(e, pm, 0, m, false);
-      e[N] = ptx::addc(e[N], 0);
-      z = e[1];
-#pragma unroll
-      for (int j = 0; j < N; j++) {
-        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
-        e[j] = o[j];
-        o[j] = hi;
-      }
-      e[N] = 0;
-    }
-    u32 t[N];
-    t[0] = ptx::add_cc(e[0], z);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
-    t[0] = ptx::add_cc(t[0], s[N]);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
-    return reduce_once(t);
+    return redc(s);
   }
 #else
   DEVICE Fp sqr() const { return *this * *this; }
@@ -405,6 +452,34 @@ typedef Fp<FqParams> Fq;
 #define G16_FQ2_BYVALUE 1
 #endif
 
+// Whether the by-value Fq2 product reduces lazily (see fq2_mul: two Montgomery reductions
+// instead of three). 0 keeps the product of three reduced Fq products, for A/B runs.
+#ifndef G16_FQ2_LAZY
+#define G16_FQ2_LAZY 1
+#endif
+
+// Whether G2's mixed addition pairs its independent Fq2 products, two to a call (fq2_mul2,
+// fq2_square2: 5 calls instead of 10). An experiment switch (0: one product a call); needs
+// G16_FQ2_BYVALUE.
+#ifndef G16_FQ2_PAIRED
+#define G16_FQ2_PAIRED 0
+#endif
+
+// Whether G2's mixed addition (Xyzz::add_affine, out of line) has its Fq2 products inlined
+// (no calls inside it, so its live values need not go to the stack around them; a larger
+// body). 0: the products are calls. An experiment switch; needs G16_FQ2_BYVALUE.
+#ifndef G16_FQ2_MADD_INLINE
+#define G16_FQ2_MADD_INLINE 0
+#endif
+
+// Whether G2's mixed addition computes y3 = r·(q − x3) − y·ppp as one double-width difference
+// with two Montgomery reductions (fq2_mul_sub) instead of two reduced Fq2 products (four) and a
+// subtraction. An experiment switch (measured on the H200, NOTES.md: G2 2^24 +4.1 %, with
+// the 4-operand call's spills); needs G16_FQ2_BYVALUE and G16_FQ2_LAZY.
+#ifndef G16_FQ2_MULSUB
+#define G16_FQ2_MULSUB 0
+#endif
+
 // Fq2 = Fq[u]/(u² + 1).
 struct Fq2 {
   Fq c0, c1;
@@ -419,9 +494,26 @@ struct Fq2 {
   DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
   DEVICE Fq2 dbl() const { return *this + *this; }
 #if G16_FQ2_BYVALUE
+  static constexpr bool PAIRED = G16_FQ2_PAIRED && !G16_FQ2_MADD_INLINE;
+  static constexpr bool MADD_INLINE = G16_FQ2_MADD_INLINE;
+  static constexpr bool MUL_SUB = G16_FQ2_MULSUB && G16_FQ2_LAZY;
+  // a·b − c·d (fq2_mul_sub; with MUL_SUB only).
+  DEVICE static Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d);
+  // a·b and a², inlined (for the mixed addition with G16_FQ2_MADD_INLINE).
+  DEVICE Fq2 mul_inline(const Fq2& b) const;
+  DEVICE Fq2 sqr_inline() const;
   DEVICE Fq2 operator*(const Fq2& b) const;
   DEVICE Fq2 sqr() const;
+  // ab = a·b and cd = c·d; aa = a², cc = c² (one call each: fq2_mul2, fq2_square2).
+  DEVICE static void mul2(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d, Fq2& ab, Fq2& cd);
+  DEVICE static void sqr2(const Fq2& a, const Fq2& c, Fq2& aa, Fq2& cc);
 #else
+  static constexpr bool PAIRED = false;
+  static constexpr bool MADD_INLINE = false;
+  static constexpr bool MUL_SUB = false;
+  DEVICE static Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return a * b - c * d; }
+  DEVICE Fq2 mul_inline(const Fq2& b) const { return *this * b; }
+  DEVICE Fq2 sqr_inline() const { return sqr(); }
   // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
   // (The default, G16_FQ2_BYVALUE, is the same formulas in fq2_mul / fq2_square below.)
   NOINLINE Fq2 operator*(const Fq2& b) const {
@@ -453,20 +545,151 @@ struct Fq2 {
 #if G16_FQ2_BYVALUE
 // Karatsuba, three Fq products; and (a0 + a1·u)² = (a0 + a1)(a0 − a1) + 2·a0·a1·u, two. The
 // same formulas as the member versions above; operands by value, so no stack round trip.
-NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) {
+#if G16_FQ2_LAZY
+// Karatsuba with the reduction deferred: the three Fq products v0 = a0·b0, v1 = a1·b1 and
+// v2 = (a0 + a1)·(b0 + b1) are kept whole (2N limbs, `Fq::mul_wide`), and each coordinate is
+// ONE Montgomery reduction of its double-width value: 3 × 144 limb products + 2 reductions
+// (2 × 144) instead of 3 × (144 + 144). All inputs are < p (every Fq operation returns a
+// reduced value), so, with R = 2^384 and 8p < R:
+//   c0 = REDC(v0 − v1 + [v0 < v1]·p·R): v0 − v1 ∈ (−p², p²), so the argument is in [0, p·R).
+//   c1 = REDC(v2 − v0 − v1) = REDC(a0·b1 + a1·b0) ∈ [0, 2p²) ⊂ [0, p·R). The sums a0 + a1 and
+//        b0 + b1 are left unreduced (< 2p < R), so v2 < 4p² < R², and v2 − v0 ≥ 0 on the way.
+DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
+  constexpr int N = Fq::N;
+  u32 sa[N], sb[N];
+  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
+  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
+  u32 v0[2 * N], v1[2 * N], d[2 * N];
+  Fq::mul_wide(v0, a.c0.l, b.c0.l);
+  Fq::mul_wide(v1, a.c1.l, b.c1.l);
+  // d = v0 − v1, plus p·R (p added to the high half) when that borrowed.
+  d[0] = ptx::sub_cc(v0[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) d[j] = ptx::subc_cc(v0[j], v1[j]);
+  const u32 borrow = ptx::subc(0, 0);
+  d[N] = ptx::add_cc(d[N], FqParams::mod(0) & borrow);
+#pragma unroll
+  for (int j = 1; j < N; j++) d[N + j] = ptx::addc_cc(d[N + j], FqParams::mod(j) & borrow);
+  Fq2 r;
+  r.c0 = Fq::redc(d);
+  u32 v2[2 * N];
+  Fq::mul_wide(v2, sa, sb);
+  v2[0] = ptx::sub_cc(v2[0], v0[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v0[j]);
+  v2[0] = ptx::sub_cc(v2[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v1[j]);
+  r.c1 = Fq::redc(v2);
+  return r;
+}
+
+// x ← x − y over 2N limbs, plus p·R when that borrowed: for x, y in [0, p·R) the result is in
+// [0, p·R) and ≡ x − y (mod p), a valid REDC argument.
+DEVICE void fq_sub_wide(u32 x[2 * Fq::N], const u32 y[2 * Fq::N]) {
+  constexpr int N = Fq::N;
+  x[0] = ptx::sub_cc(x[0], y[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) x[j] = ptx::subc_cc(x[j], y[j]);
+  const u32 borrow = ptx::subc(0, 0);
+  x[N] = ptx::add_cc(x[N], FqParams::mod(0) & borrow);
+#pragma unroll
+  for (int j = 1; j < N; j++) x[N + j] = ptx::addc_cc(x[N + j], FqParams::mod(j) & borrow);
+}
+
+// a·b before its two reductions (as fq2_mul_body): w0 = a0·b0 − a1·b1 (+ p·R when negative)
+// and w1 = a0·b1 + a1·b0, each in [0, p·R).
+DEVICE void fq2_mul_wide(u32 w0[2 * Fq::N], u32 w1[2 * Fq::N], const Fq2& a, const Fq2& b) {
+  constexpr int N = Fq::N;
+  u32 sa[N], sb[N], v1[2 * N];
+  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
+  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
+  Fq::mul_wide(w0, a.c0.l, b.c0.l);
+  Fq::mul_wide(v1, a.c1.l, b.c1.l);
+  Fq::mul_wide(w1, sa, sb);
+  w1[0] = ptx::sub_cc(w1[0], w0[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) w1[j] = ptx::subc_cc(w1[j], w0[j]);
+  w1[0] = ptx::sub_cc(w1[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) w1[j] = ptx::subc_cc(w1[j], v1[j]);
+  fq_sub_wide(w0, v1);
+}
+
+// a·b − c·d with one reduction a coordinate: both products unreduced (fq2_mul_wide), their
+// difference brought back into [0, p·R) (fq_sub_wide), then REDC: 6 double-width products and
+// 2 reductions where two Fq2 products take 6 and 4.
+NOINLINE Fq2 fq2_mul_sub(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
+  constexpr int N = Fq::N;
+  u32 x0[2 * N], x1[2 * N], y0[2 * N], y1[2 * N];
+  fq2_mul_wide(x0, x1, a, b);
+  fq2_mul_wide(y0, y1, c, d);
+  fq_sub_wide(x0, y0);
+  fq_sub_wide(x1, y1);
+  Fq2 r;
+  r.c0 = Fq::redc(x0);
+  r.c1 = Fq::redc(x1);
+  return r;
+}
+DEVICE Fq2 Fq2::mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return fq2_mul_sub(a, b, c, d); }
+#else
+DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
   Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
   Fq2 r;
   r.c0 = v0 - v1;
   r.c1 = (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1;
   return r;
 }
-NOINLINE Fq2 fq2_square(Fq2 a) {
+#endif
+DEVICE Fq2 fq2_square_body(Fq2 a) {
   Fq2 r;
   Fq p = a.c0 * a.c1;
   r.c0 = (a.c0 + a.c1) * (a.c0 - a.c1);
   r.c1 = p + p;
   return r;
 }
+NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) { return fq2_mul_body(a, b); }
+NOINLINE Fq2 fq2_square(Fq2 a) { return fq2_square_body(a); }
 DEVICE Fq2 Fq2::operator*(const Fq2& b) const { return fq2_mul(*this, b); }
+DEVICE Fq2 Fq2::mul_inline(const Fq2& b) const { return fq2_mul_body(*this, b); }
+DEVICE Fq2 Fq2::sqr_inline() const { return fq2_square_body(*this); }
 DEVICE Fq2 Fq2::sqr() const { return fq2_square(*this); }
+
+// Two independent products (or squares) in one out-of-line call: half the calls of the
+// mixed addition, so half the caller's saves and restores of its live values around them, and
+// two independent sets of carry chains in one body for ptxas to interleave (G2's accumulation
+// is latency-bound at 2 warps a scheduler: NOTES.md).
+struct Fq2Pair {
+  Fq2 a, b;
+};
+NOINLINE Fq2Pair fq2_mul2(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
+  Fq2Pair r;
+  r.a = fq2_mul_body(a, b);
+  r.b = fq2_mul_body(c, d);
+  return r;
+}
+NOINLINE Fq2Pair fq2_square2(Fq2 a, Fq2 c) {
+  Fq2Pair r;
+  r.a = fq2_square_body(a);
+  r.b = fq2_square_body(c);
+  return r;
+}
+DEVICE void Fq2::mul2(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d, Fq2& ab, Fq2& cd) {
+  const Fq2Pair r = fq2_mul2(a, b, c, d);
+  ab = r.a;
+  cd = r.b;
+}
+DEVICE void Fq2::sqr2(const Fq2& a, const Fq2& c, Fq2& aa, Fq2& cc) {
+  const Fq2Pair r = fq2_square2(a, c);
+  aa = r.a;
+  cc = r.b;
+}
 #endif

@@ -9,12 +9,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective};
+use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup};
 use ark_ff::{Field, PrimeField, UniformRand, Zero};
 use g16_cuda::convert::{
-    fq_from_words, fq_to_words, fr_from_words, fr_to_words, g1_to_words, g1_xyzz_to_projective, FQ_WORDS, FR_WORDS,
-    G1_WORDS, G1_XYZZ_WORDS,
+    fq_from_words, fq_to_words, fr_from_words, fr_to_words, g1_to_words, g1_xyzz_to_projective, g2_to_words,
+    g2_xyzz_to_projective, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -24,6 +24,9 @@ const HARNESS: &str = r#"
 template <class F> void rd(F& x) { for (int i = 0; i < F::N; i++) if (scanf("%x", &x.l[i]) != 1) exit(2); }
 template <class F> void pr(const F& x) { for (int i = 0; i < F::N; i++) printf("%x ", x.l[i]); printf("\n"); }
 void pr(const Xyzz<Fq>& p) { pr(p.x); pr(p.y); pr(p.zz); pr(p.zzz); }
+void pr(const Fq2& x) { pr(x.c0); pr(x.c1); }
+void pr(const Xyzz<Fq2>& p) { pr(p.x); pr(p.y); pr(p.zz); pr(p.zzz); }
+void rd(Fq2& x) { rd(x.c0); rd(x.c1); }
 int main() {
   int cases;
   if (scanf("%d", &cases) != 1) return 2;
@@ -42,6 +45,12 @@ int main() {
     Xyzz<Fq> f = sum; Xyzz<Fq> g = Xyzz<Fq>::from_affine(Q.neg()); g.dbl(); f.add(g); f.add(d); pr(f);  // 3P − Q
     Xyzz<Fq> h = Xyzz<Fq>::from_affine(P); h.add_affine(P.neg()); pr(h);            // identity
     Xyzz<Fq> k = Xyzz<Fq>::identity(); k.add(d); k.add(Xyzz<Fq>::identity()); k.add(d); pr(k);  // 4P
+    Affine<Fq2> R, S; rd(R.x); rd(R.y); rd(S.x); rd(S.y);
+    Xyzz<Fq2> rs = Xyzz<Fq2>::from_affine(R); rs.add_affine(S); pr(rs);             // R + S
+    rs.add_affine(S); pr(rs);                                                       // R + 2S
+    Xyzz<Fq2> rr = Xyzz<Fq2>::from_affine(R); rr.add_affine(R); pr(rr);             // R + R
+    Xyzz<Fq2> r0 = Xyzz<Fq2>::from_affine(R); r0.add_affine(R.neg()); pr(r0);       // identity
+    Xyzz<Fq2> r3 = Xyzz<Fq2>::from_affine(R); r3.dbl(); r3.add(rs); pr(r3);          // 3R + 2S
   }
   return 0;
 }
@@ -68,6 +77,13 @@ fn fq_words(x: &Fq) -> Vec<u32> {
     w
 }
 
+/// The element whose Montgomery limbs are p − 1: the largest value an operand's limbs hold.
+fn fq_max_limbs() -> Fq {
+    let mut limbs = Fq::MODULUS;
+    limbs.0[0] -= 1; // p's low limb is odd: no borrow
+    Fq::new_unchecked(limbs)
+}
+
 #[test]
 fn kernel_arithmetic_matches_arkworks_on_the_host() {
     let Some(cxx) = compiler() else {
@@ -86,15 +102,6 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         g16_cuda::kernels::arithmetic_headers()
     );
     std::fs::write(dir.join("harness.cpp"), source).expect("write harness");
-    let exe = dir.join("harness");
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-o"])
-        .arg(&exe)
-        .arg(dir.join("harness.cpp"))
-        .output()
-        .expect("run the C++ compiler");
-    assert!(out.status.success(), "{cxx} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-
     let seed: u64 = std::env::var("G16_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
     eprintln!("kernel_arithmetic_matches_arkworks_on_the_host: G16_TEST_SEED={seed}");
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
@@ -102,6 +109,7 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
     let mut input = format!("{cases}\n");
     let mut expected: Vec<Vec<u32>> = Vec::new();
     let mut points: Vec<Vec<G1Projective>> = Vec::new();
+    let mut points2: Vec<Vec<G2Projective>> = Vec::new();
     for c in 0..cases {
         // Edge values first: r − 1 and p − 1 (the largest), zero, one.
         let (a, b) = match c {
@@ -110,14 +118,30 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
             2 => (Fr::ONE, Fr::ONE),
             _ => (Fr::rand(&mut rng), Fr::rand(&mut rng)),
         };
+        // `max` is the largest representation (limbs p − 1), `low` the smallest nonzero (limbs 1).
+        let (max, low) = (fq_max_limbs(), fq_from_words(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
         let (x, y) = match c {
             0 => (-Fq::ONE, -Fq::ONE),
             1 => (Fq::zero(), -Fq::ONE),
+            2 => (max, max),
             _ => (Fq::rand(&mut rng), Fq::rand(&mut rng)),
         };
-        let (u, v) = (Fq2::rand(&mut rng), Fq2::rand(&mut rng));
+        // Fq2: the largest operands, and products whose c0 = a0·b0 − a1·b1 is negative before
+        // the reduction (the lazy product adds p·R then) or zero.
+        let (u, v) = match c {
+            0 => (Fq2::new(max, max), Fq2::new(max, max)),
+            1 => (Fq2::new(Fq::zero(), max), Fq2::new(max, max)),
+            2 => (Fq2::new(low, max), Fq2::new(low, max)),
+            3 => (Fq2::new(max, Fq::zero()), Fq2::new(Fq::zero(), max)),
+            4 => (Fq2::new(low, low), Fq2::new(low, low)),
+            5 => (Fq2::zero(), Fq2::rand(&mut rng)),
+            6 => (Fq2::new(-Fq::ONE, -Fq::ONE), Fq2::new(-Fq::ONE, -Fq::ONE)),
+            _ => (Fq2::rand(&mut rng), Fq2::rand(&mut rng)),
+        };
         let p = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
         let q = (G1Projective::generator() * Fr::rand(&mut rng)).into_affine();
+        let r2 = (G2Projective::generator() * Fr::rand(&mut rng)).into_affine();
+        let s2 = (G2Projective::generator() * Fr::rand(&mut rng)).into_affine();
         for w in [fr_words(&a), fr_words(&b), fq_words(&x), fq_words(&y)] {
             input += &words_hex(&w);
             input.push('\n');
@@ -130,6 +154,11 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         g1_to_words(&p, &mut pw[..G1_WORDS]);
         g1_to_words(&q, &mut pw[G1_WORDS..]);
         input += &words_hex(&pw);
+        input.push('\n');
+        let mut qw = vec![0u32; 2 * G2_WORDS];
+        g2_to_words(&r2, &mut qw[..G2_WORDS]);
+        g2_to_words(&s2, &mut qw[G2_WORDS..]);
+        input += &words_hex(&qw);
         input.push('\n');
 
         let plain: Vec<u32> = a.into_bigint().0.iter().flat_map(|l| [*l as u32, (*l >> 32) as u32]).collect();
@@ -148,50 +177,87 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
             G1Projective::zero(),
             pp * Fr::from(4u64),
         ]);
+        let (rp, sp) = (r2.into_group(), s2.into_group());
+        points2.push(vec![rp + sp, rp + sp + sp, rp + rp, G2Projective::zero(), rp * Fr::from(3u64) + sp + sp]);
     }
 
-    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write input");
-    let out = child.wait_with_output().expect("harness output");
-    assert!(out.status.success(), "harness failed");
-    let text = String::from_utf8(out.stdout).expect("utf8");
-    let mut lines = text
-        .lines()
-        .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
-    let names = [
-        "Fr mul",
-        "Fr add",
-        "Fr sub",
-        "Fr from_montgomery",
-        "Fq mul",
-        "Fq add",
-        "Fq sub",
-        "Fq sqr",
-        "Fq neg",
-        "Fq inverse",
-        "Fq2 mul c0",
-        "Fq2 mul c1",
-        "Fq2 sqr c0",
-        "Fq2 sqr c1",
-        "Fq2 inverse c0",
-        "Fq2 inverse c1",
+    // The default kernels, then the switches whose other paths are kept for A/B runs: y3 of G2's
+    // mixed addition as one double-width difference, the Fq2 product without lazy reduction,
+    // and G2's mixed addition with its products paired or inlined.
+    let variants: [(&str, &[&str]); 5] = [
+        ("default", &[]),
+        ("fq2-mul-sub", &["-DG16_FQ2_MULSUB=1"]),
+        ("fq2-eager", &["-DG16_FQ2_LAZY=0"]),
+        ("fq2-paired", &["-DG16_FQ2_PAIRED=1"]),
+        ("fq2-madd-inline", &["-DG16_FQ2_MADD_INLINE=1"]),
     ];
-    let point_names =
-        ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
-    for c in 0..cases as usize {
-        for (i, name) in names.iter().enumerate() {
-            let got = lines.next().expect("output line");
-            let want = &expected[c * names.len() + i];
-            assert_eq!(&got, want, "case {c}: {name}");
+    for (variant, defines) in variants {
+        let exe = dir.join(format!("harness-{variant}"));
+        let out = Command::new(&cxx)
+            .args(["-std=c++17", "-O1"])
+            .args(defines)
+            .arg("-o")
+            .arg(&exe)
+            .arg(dir.join("harness.cpp"))
+            .output()
+            .expect("run the C++ compiler");
+        assert!(out.status.success(), "{cxx} failed ({variant}):\n{}", String::from_utf8_lossy(&out.stderr));
+        let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
+        // The input is written from another thread: input and output are each larger than a
+        // pipe's buffer, so writing all of it before reading would deadlock.
+        let mut stdin = child.stdin.take().expect("stdin");
+        let input = &input;
+        let out = std::thread::scope(|scope| {
+            scope.spawn(move || stdin.write_all(input.as_bytes()).expect("write input"));
+            child.wait_with_output().expect("harness output")
+        });
+        assert!(out.status.success(), "harness failed ({variant})");
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        let mut lines = text
+            .lines()
+            .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
+        let names = [
+            "Fr mul",
+            "Fr add",
+            "Fr sub",
+            "Fr from_montgomery",
+            "Fq mul",
+            "Fq add",
+            "Fq sub",
+            "Fq sqr",
+            "Fq neg",
+            "Fq inverse",
+            "Fq2 mul c0",
+            "Fq2 mul c1",
+            "Fq2 sqr c0",
+            "Fq2 sqr c1",
+            "Fq2 inverse c0",
+            "Fq2 inverse c1",
+        ];
+        let point_names =
+            ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
+        let point_names2 =
+            ["R + S", "R + 2S (madd, ZZ ≠ 1)", "R + R (madd doubling case)", "R − R", "2R + (R + 2S) (dbl, add)"];
+        for c in 0..cases as usize {
+            for (i, name) in names.iter().enumerate() {
+                let got = lines.next().expect("output line");
+                let want = &expected[c * names.len() + i];
+                assert_eq!(&got, want, "{variant}, case {c}: {name}");
+            }
+            // Sanity of the conversions used above.
+            let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
+            for (j, name) in point_names.iter().enumerate() {
+                let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
+                assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
+                assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "{variant}, case {c}: {name}");
+            }
+            for (j, name) in point_names2.iter().enumerate() {
+                let xyzz: Vec<u32> = (0..8).flat_map(|_| lines.next().expect("output line")).collect();
+                assert_eq!(xyzz.len(), G2_XYZZ_WORDS);
+                assert_eq!(g2_xyzz_to_projective(&xyzz), points2[c][j], "{variant}, case {c}: G2 {name}");
+            }
         }
-        // Sanity of the conversions used above.
-        let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
-        for (j, name) in point_names.iter().enumerate() {
-            let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
-            assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
-            assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "case {c}: {name}");
-        }
+        assert!(lines.next().is_none(), "no extra output");
     }
-    assert!(lines.next().is_none(), "no extra output");
     let _: G1Affine = G1Affine::identity();
 }
