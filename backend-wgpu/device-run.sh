@@ -189,6 +189,40 @@ stage3() {
     b 20 --backends cpu --ops ntt --sizes 24 --runs 3 --warmup 0
 }
 
+# Session 4, one call (final code and defaults), every step under its own timeout: pipeline
+# creation cold; MSM G1 2^20, 2^22 and G2 2^20 against CUDA in the same run (one `g16 bench`
+# each);
+# the large conformance suite on the default path, split by test name so that a slow test
+# cannot starve the others; an A/B of this session's MSM constants through their overrides
+# (wgpu only, 3 runs) last.
+# Files: s4.txt (the log), h200-wgpu-s4.jsonl, h200-wgpu-s4-ab.jsonl, suite.txt.
+stage4() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s4.jsonl" ab="$OUT/h200-wgpu-s4-ab.jsonl" log="$OUT/s4.txt"
+    local suite="$OUT/suite.txt"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    rm -rf /tmp/pc
+    echo "== pipelines, cold (no pipeline cache, no driver cache)" | tee -a "$log"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 timeout 30 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$2" "${@:3}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    b 40 "$j" --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 50 "$j" --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 40 "$j" --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    echo "== conformance, G16_CONFORMANCE=large, default path" | tee -a "$log"
+    t() { G16_CONFORMANCE=large timeout "$1" $d/backend_wgpu --test-threads 1 --skip u32 --skip plain "${@:2}" 2>&1 \
+        | tee -a "$suite" | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"; }
+    t 30 device_spans pointwise ntt_rejects msm_ranges
+    t 120 msm_g1
+    t 60 ntt_matches
+    t 40 msm_g2
+    t 80 proofs
+    echo "== A/B: the old constants one at a time (tasks of 32 bases; groups of 32)" | tee -a "$log"
+    G16_WGPU_MSM_TASK=32 b 25 "$ab" --backends wgpu --ops msm-g1 --sizes 20 --runs 3
+    G16_WGPU_MSM_GROUP=32 b 25 "$ab" --backends wgpu --ops msm-g1 --sizes 20 --runs 3
+    G16_WGPU_MSM_TASK=32 b 30 "$ab" --backends wgpu --ops msm-g2 --sizes 20 --runs 3
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -209,5 +243,6 @@ case "${1:-all}" in
     s2) stage2 ;;
     s3a) stage3a ;;
     s3) stage3 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3" >&2; exit 2 ;;
+    s4) stage4 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4" >&2; exit 2 ;;
 esac

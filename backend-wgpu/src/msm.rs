@@ -49,11 +49,24 @@ impl G2Buffer {
 type WindowSums = (u32, Vec<Vec<u32>>);
 
 /// Bases per task at level 0, and partials per task at later levels.
-const T0: u32 = 32;
+///
+/// Why 16 bases: the 64 threads of a workgroup run in lockstep (NVIDIA's warps of 32), so a
+/// warp takes as long as its longest task. With a window size whose buckets hold 32 entries
+/// on average (c = 16 at 2^20, 18 at 2^22), tasks of up to 32 left the lanes ~31 % idle (a
+/// bucket of 40 entries is tasks of 32 and 8; a simulation of such counts: 1.45 lane-slots
+/// per addition); tasks of up to 16 cost 1.23, at the price of twice the partials to merge
+/// at level 1 (~0.09 of the work, against 0.04): about 12 % fewer lane-slots in all.
+const T0: u32 = 16;
 const T: u32 = 16;
 /// Buckets per reduction segment (one thread each), and inputs per `sum_groups` output.
+///
+/// The reduction is bound by its longest chain of dependent additions, not by its work
+/// (nwin·2^c additions, a few thousand threads): a segment thread does 2·SEGMENT additions
+/// plus ~20 for its offset, then each `sum_groups` level GROUP − 1 more. Groups of 2 make
+/// the segment sums a binary tree (log2(segments) levels of one addition) where groups of
+/// 32 took two levels of 31 serial additions each.
 const SEGMENT: u32 = 32;
-const GROUP: u32 = 32;
+const GROUP: u32 = 2;
 /// The modes of msm_bucket.wgsl's two kernels: `accumulate` over bases or over partials,
 /// `reduce` over windows or over groups.
 const MODE_BASES: u32 = 0;
@@ -83,6 +96,24 @@ fn window_override() -> Option<u32> {
     std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
 }
 
+/// `G16_WGPU_MSM_SEGMENT=s` and `G16_WGPU_MSM_GROUP=g` (powers of two, 2..=1024) override
+/// SEGMENT and GROUP (for tuning runs).
+fn reduce_shape() -> (u32, u32) {
+    let var = |name: &str, default: u32| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &u32| v.is_power_of_two() && (2..=1024).contains(v))
+            .unwrap_or(default)
+    };
+    (var("G16_WGPU_MSM_SEGMENT", SEGMENT), var("G16_WGPU_MSM_GROUP", GROUP))
+}
+
+/// `G16_WGPU_MSM_TASK=t` (2..=256) overrides T0 (for tuning runs).
+fn task_override() -> Option<u32> {
+    std::env::var("G16_WGPU_MSM_TASK").ok()?.parse().ok().filter(|t| (2..=256).contains(t))
+}
+
 /// The shape of one (sub-)MSM.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -93,6 +124,10 @@ struct Plan {
     /// Buckets, the ones bucket included (it is the last).
     nb: u32,
     segments: u32,
+    /// Segment results per `sum_groups` output.
+    group: u32,
+    /// Bases per task at level 0.
+    t0: u32,
 }
 
 impl Plan {
@@ -100,23 +135,33 @@ impl Plan {
         let c = window_override().unwrap_or_else(|| best_window(n as u64));
         let nwin = windows(c);
         let half = 1u32 << (c - 1);
-        Plan { n: n as u32, c, nwin, half, nb: nwin * half + 1, segments: (half / SEGMENT).max(1) }
+        let (segment, group) = reduce_shape();
+        Plan {
+            n: n as u32,
+            c,
+            nwin,
+            half,
+            nb: nwin * half + 1,
+            segments: (half / segment).max(1),
+            group,
+            t0: task_override().unwrap_or(T0),
+        }
     }
 
     fn entries(&self) -> u64 {
         u64::from(self.n) * u64::from(self.nwin)
     }
 
-    /// An upper bound on level 0's tasks: Σ⌈count/T0⌉ ≤ entries/T0 + buckets.
+    /// An upper bound on level 0's tasks: Σ⌈count/t0⌉ ≤ entries/t0 + buckets.
     fn tasks0(&self) -> u64 {
-        self.entries().div_ceil(u64::from(T0)) + u64::from(self.nb)
+        self.entries().div_ceil(u64::from(self.t0)) + u64::from(self.nb)
     }
 
     /// Task sizes level by level until every bucket has at most one partial (a bucket holds
     /// at most n entries: one per scalar).
     fn levels(&self) -> Vec<u32> {
-        let mut sizes = vec![T0];
-        let mut most = u64::from(self.n).div_ceil(u64::from(T0));
+        let mut sizes = vec![self.t0];
+        let mut most = u64::from(self.n).div_ceil(u64::from(self.t0));
         while most > 1 {
             sizes.push(T);
             most = most.div_ceil(u64::from(T));
@@ -128,14 +173,14 @@ impl Plan {
 impl WgpuDevice {
     pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, WgpuError> {
         let buf = self.chunked("G1 bases", Elem::G1Affine, host.len())?;
-        self.write_chunked(&buf, &to_words(host, Elem::G1Affine.words(), g1_to_words));
+        self.write_chunked(&buf, &to_words(host, Elem::G1Affine.words(), g1_to_words))?;
         self.check_errors("uploading G1 bases")?;
         Ok(G1Buffer(buf))
     }
 
     pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, WgpuError> {
         let buf = self.chunked("G2 bases", Elem::G2Affine, host.len())?;
-        self.write_chunked(&buf, &to_words(host, Elem::G2Affine.words(), g2_to_words));
+        self.write_chunked(&buf, &to_words(host, Elem::G2Affine.words(), g2_to_words))?;
         self.check_errors("uploading G2 bases")?;
         Ok(G2Buffer(buf))
     }
@@ -398,7 +443,7 @@ impl WgpuDevice {
             )?;
             let mut groups = vec![(reduce.clone(), g, win_len)];
             while per_window > 1 {
-                let group = per_window.min(GROUP);
+                let group = per_window.min(plan.group);
                 per_window /= group;
                 let outputs = plan.nwin * per_window;
                 let g = self.bind(
