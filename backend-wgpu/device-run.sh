@@ -223,6 +223,34 @@ stage4() {
     G16_WGPU_MSM_TASK=32 b 30 "$ab" --backends wgpu --ops msm-g2 --sizes 20 --runs 3
 }
 
+# Session 4, call 1 (experiment): this session's MSM constants against the old ones and their
+# neighbours, through their overrides (wgpu only, 3 runs each), after the three cases against
+# CUDA with the defaults. Files: s4a.txt, h200-wgpu-s4a.jsonl (one line per case, in the
+# order of the log's headers).
+stage4a() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s4a.jsonl" log="$OUT/s4a.txt"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    b 40 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 50 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 40 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    for v in G16_WGPU_MSM_TASK=32 G16_WGPU_MSM_TASK=12 G16_WGPU_MSM_GROUP=32 G16_WGPU_MSM_SEGMENT=16 \
+        G16_WGPU_MSM_SEGMENT=64; do
+        echo "== $v, G1 2^20" | tee -a "$log"
+        (export "$v"; b 20 --backends wgpu --ops msm-g1 --sizes 20 --runs 3)
+    done
+    for v in G16_WGPU_MSM_TASK=32 G16_WGPU_MSM_SEGMENT=16; do
+        echo "== $v, G2 2^20" | tee -a "$log"
+        (export "$v"; b 25 --backends wgpu --ops msm-g2 --sizes 20 --runs 3)
+    done
+    for v in G16_WGPU_MSM_TASK=32 G16_WGPU_MSM_WINDOW=17 G16_WGPU_MSM_WINDOW=19; do
+        echo "== $v, G1 2^22" | tee -a "$log"
+        (export "$v"; b 30 --backends wgpu --ops msm-g1 --sizes 22 --runs 3)
+    done
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -243,6 +271,7 @@ case "${1:-all}" in
     s2) stage2 ;;
     s3a) stage3a ;;
     s3) stage3 ;;
+    s4a) stage4a ;;
     s4) stage4 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4" >&2; exit 2 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4a|s4" >&2; exit 2 ;;
 esac

@@ -64,8 +64,10 @@ const T: u32 = 16;
 /// (nwin·2^c additions, a few thousand threads): a segment thread does 2·SEGMENT additions
 /// plus ~20 for its offset, then each `sum_groups` level GROUP − 1 more. Groups of 2 make
 /// the segment sums a binary tree (log2(segments) levels of one addition) where groups of
-/// 32 took two levels of 31 serial additions each.
-const SEGMENT: u32 = 32;
+/// 32 took two levels of 31 serial additions each. On the H200 (session 4, 2^20): groups
+/// of 2 against 32, reduce 3.12 against 4.62 ms (G1); segments of 16 against 32, 2.92
+/// against 3.12 ms (G1) and 10.19 against 11.31 ms (G2); 64: 4.91 ms (G1).
+const SEGMENT: u32 = 16;
 const GROUP: u32 = 2;
 /// The modes of msm_bucket.wgsl's two kernels: `accumulate` over bases or over partials,
 /// `reduce` over windows or over groups.
