@@ -15,7 +15,7 @@ use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::PrimeGroup;
 
 use crate::convert::{g1_to_words, g1_xyzz_from_words, g2_to_words, g2_xyzz_from_words, to_words};
-use crate::device::{Chunked, Kernel, Res, WgpuDevice};
+use crate::device::{Chunked, Kernel, ParamBlock, Res, WgpuDevice};
 use crate::ntt::FrBuffer;
 use crate::scratch::Scratch;
 use crate::shader::{Curve, Elem, Module};
@@ -75,6 +75,10 @@ const MODE_BASES: u32 = 0;
 const MODE_PARTIALS: u32 = 1;
 const MODE_WINDOWS: u32 = 0;
 const MODE_GROUPS: u32 = 1;
+/// Parameter slots of one sub-MSM's dispatches (device.rs's ParamBlock): 9 for digits, sorting
+/// and the first accumulate, 4 a level (at most 9 levels: 2^32 entries), 1 + 20 for the
+/// reduction and its tree (segments of at least 2 buckets: at most 2^19 per window).
+const PARAM_SLOTS: u64 = 128;
 /// Fr scalars have 255 bits.
 const SCALAR_BITS: u32 = 255;
 
@@ -339,12 +343,16 @@ impl WgpuDevice {
             ]
         };
 
+        // Parameters of every dispatch below: digits, scatter, two scans, each level's
+        // accumulate and scan, the reduction and its tree levels (128 slots cover them).
+        let mut block = self.param_block(PARAM_SLOTS)?;
         let mut op = Op::new(self, tag, Some(op_name));
         op.encoder.clear_buffer(&counts, 0, None);
         op.encoder.clear_buffer(&cursor, 0, None);
         // Phase 1: digits and the histogram.
         {
-            let g = self.bind(
+            let g = self.bind_in(
+                &mut block,
                 &digits,
                 &sort_params(u64::from(plan.n)),
                 &[
@@ -360,8 +368,9 @@ impl WgpuDevice {
         }
         // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
         {
-            let off_steps = self.scan_steps(&scan, &counts, &offsets, plan.nb, 0, 1)?;
-            let g_scatter = self.bind(
+            let off_steps = self.scan_steps(&mut block, &scan, &counts, &offsets, plan.nb, 0, 1)?;
+            let g_scatter = self.bind_in(
+                &mut block,
                 &scatter,
                 &sort_params(plan.entries()),
                 &[
@@ -372,7 +381,7 @@ impl WgpuDevice {
                     Res::Plain(&sorted),
                 ],
             )?;
-            let task_steps = self.scan_steps(&scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
+            let task_steps = self.scan_steps(&mut block, &scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
             let mut pass = op.pass(&format!("{op_name}.sort"));
             for (k, g, threads) in &off_steps {
                 self.dispatch(&mut pass, k, g, *threads)?;
@@ -386,7 +395,8 @@ impl WgpuDevice {
         let mut bound = plan.tasks0();
         let (mut pin, mut pout) = (&ping, &pong);
         {
-            let g0 = self.bind(
+            let g0 = self.bind_in(
+                &mut block,
                 &acc_bases,
                 &bucket_params(levels[0], 0, 0, MODE_BASES),
                 &[
@@ -402,9 +412,10 @@ impl WgpuDevice {
             let mut groups = vec![(acc_bases.clone(), g0, bound)];
             for level in 1..levels.len() {
                 let t = levels[level];
-                groups.extend(self.scan_steps(&scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
+                groups.extend(self.scan_steps(&mut block, &scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
                 bound = bound.div_ceil(u64::from(t)) + nb;
-                let g = self.bind(
+                let g = self.bind_in(
+                    &mut block,
                     &acc_partials,
                     &bucket_params(t, 0, 0, MODE_PARTIALS),
                     &[
@@ -430,7 +441,8 @@ impl WgpuDevice {
         let mut per_window = plan.segments;
         let (mut win_in, mut win_out) = (&wa, &wb);
         {
-            let g = self.bind(
+            let g = self.bind_in(
+                &mut block,
                 &reduce,
                 &bucket_params(0, 0, 0, MODE_WINDOWS),
                 &[
@@ -448,7 +460,8 @@ impl WgpuDevice {
                 let group = per_window.min(plan.group);
                 per_window /= group;
                 let outputs = plan.nwin * per_window;
-                let g = self.bind(
+                let g = self.bind_in(
+                    &mut block,
                     &sum_groups,
                     &bucket_params(0, outputs, group, MODE_GROUPS),
                     &[
@@ -469,6 +482,7 @@ impl WgpuDevice {
                 self.dispatch(&mut pass, k, g, *threads)?;
             }
         }
+        self.write_params(&block);
         op.submit()?;
         // win_in: the nwin window sums; wa's last entry: the ones bucket.
         let pb = xyzz.bytes();
@@ -493,8 +507,10 @@ struct Scan<'d> {
 impl WgpuDevice {
     /// The dispatches (kernel, bindings, threads) of dst = the exclusive prefix sum of
     /// ⌈count(b)/t⌉ over nb buckets (mode 0: counts in src; mode 1: differences of src).
+    #[allow(clippy::too_many_arguments)] // the scan's description; a struct would only rename it
     fn scan_steps(
         &self,
+        block: &mut ParamBlock<'_>,
         scan: &Scan<'_>,
         src: &wgpu::Buffer,
         dst: &wgpu::Buffer,
@@ -506,9 +522,9 @@ impl WgpuDevice {
         let params = [nb, mode, t, 0];
         let blocks = u64::from(nb.div_ceil(SCAN_BLOCK));
         Ok(vec![
-            (scan.blocks.clone(), self.bind(&scan.blocks, &params, &res)?, blocks * 64),
-            (scan.tops.clone(), self.bind(&scan.tops, &params, &res)?, 64),
-            (scan.add.clone(), self.bind(&scan.add, &params, &res)?, u64::from(nb)),
+            (scan.blocks.clone(), self.bind_in(block, &scan.blocks, &params, &res)?, blocks * 64),
+            (scan.tops.clone(), self.bind_in(block, &scan.tops, &params, &res)?, 64),
+            (scan.add.clone(), self.bind_in(block, &scan.add, &params, &res)?, u64::from(nb)),
         ])
     }
 }
