@@ -189,66 +189,37 @@ stage3() {
     b 20 --backends cpu --ops ntt --sizes 24 --runs 3 --warmup 0
 }
 
-# Session 4, one call (final code and defaults), every step under its own timeout: pipeline
+# Session 4, call 2 (final code and defaults), every step under its own timeout: pipeline
 # creation cold; MSM G1 2^20, 2^22 and G2 2^20 against CUDA in the same run (one `g16 bench`
-# each);
-# the large conformance suite on the default path, split by test name so that a slow test
-# cannot starve the others; an A/B of this session's MSM constants through their overrides
-# (wgpu only, 3 runs) last.
-# Files: s4.txt (the log), h200-wgpu-s4.jsonl, h200-wgpu-s4-ab.jsonl, suite.txt.
+# each); the large conformance suite on the default path, split by test name so that a slow
+# test cannot starve the others (shortest first; msm_g1, to 2^24 against arkworks, last).
+# Files: s4.txt (the log, with each step's seconds), h200-wgpu-s4.jsonl, suite.txt.
 stage4() {
-    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s4.jsonl" ab="$OUT/h200-wgpu-s4-ab.jsonl" log="$OUT/s4.txt"
-    local suite="$OUT/suite.txt"
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s4.jsonl" log="$OUT/s4.txt" suite="$OUT/suite.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
     $d/g16 devices 2>&1 | tee -a "$log"
     rm -rf /tmp/pc
-    echo "== pipelines, cold (no pipeline cache, no driver cache)" | tee -a "$log"
+    step "pipelines, cold (no pipeline cache, no driver cache)"
     G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 timeout 30 $d/wgpu_pipelines 2>&1 | tee -a "$log"
     cuda_env
-    b() { timeout "$1" $d/g16 bench --no-plot --json "$2" "${@:3}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
-    b 40 "$j" --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
-    b 50 "$j" --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
-    b 40 "$j" --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
-    echo "== conformance, G16_CONFORMANCE=large, default path" | tee -a "$log"
-    t() { G16_CONFORMANCE=large timeout "$1" $d/backend_wgpu --test-threads 1 --skip u32 --skip plain "${@:2}" 2>&1 \
-        | tee -a "$suite" | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"; }
-    t 30 device_spans pointwise ntt_rejects msm_ranges
-    t 120 msm_g1
-    t 60 ntt_matches
-    t 40 msm_g2
-    t 80 proofs
-    echo "== A/B: the old constants one at a time (tasks of 32 bases; groups of 32)" | tee -a "$log"
-    G16_WGPU_MSM_TASK=32 b 25 "$ab" --backends wgpu --ops msm-g1 --sizes 20 --runs 3
-    G16_WGPU_MSM_GROUP=32 b 25 "$ab" --backends wgpu --ops msm-g1 --sizes 20 --runs 3
-    G16_WGPU_MSM_TASK=32 b 30 "$ab" --backends wgpu --ops msm-g2 --sizes 20 --runs 3
-}
-
-# Session 4, call 1 (experiment): this session's MSM constants against the old ones and their
-# neighbours, through their overrides (wgpu only, 3 runs each), after the three cases against
-# CUDA with the defaults. Files: s4a.txt, h200-wgpu-s4a.jsonl (one line per case, in the
-# order of the log's headers).
-stage4a() {
-    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s4a.jsonl" log="$OUT/s4a.txt"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
-    $d/g16 devices 2>&1 | tee -a "$log"
-    cuda_env
     b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
-    b 40 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
-    b 50 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
-    b 40 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
-    for v in G16_WGPU_MSM_TASK=32 G16_WGPU_MSM_TASK=12 G16_WGPU_MSM_GROUP=32 G16_WGPU_MSM_SEGMENT=16 \
-        G16_WGPU_MSM_SEGMENT=64; do
-        echo "== $v, G1 2^20" | tee -a "$log"
-        (export "$v"; b 20 --backends wgpu --ops msm-g1 --sizes 20 --runs 3)
-    done
-    for v in G16_WGPU_MSM_TASK=32 G16_WGPU_MSM_SEGMENT=16; do
-        echo "== $v, G2 2^20" | tee -a "$log"
-        (export "$v"; b 25 --backends wgpu --ops msm-g2 --sizes 20 --runs 3)
-    done
-    for v in G16_WGPU_MSM_TASK=32 G16_WGPU_MSM_WINDOW=17 G16_WGPU_MSM_WINDOW=19; do
-        echo "== $v, G1 2^22" | tee -a "$log"
-        (export "$v"; b 30 --backends wgpu --ops msm-g1 --sizes 22 --runs 3)
-    done
+    step "bench"
+    b 30 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 40 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 30 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    t() {
+        step "conformance, G16_CONFORMANCE=large, default path: $*"
+        G16_CONFORMANCE=large timeout "$1" $d/backend_wgpu --test-threads 1 --skip u32 --skip plain "${@:2}" 2>&1 \
+            | tee -a "$suite" | grep -E "^test |^ok|test result|panicked|FAILED" | tee -a "$log"
+    }
+    t 20 device_spans pointwise ntt_rejects msm_ranges
+    t 30 msm_g2
+    t 40 ntt_matches
+    t 60 proofs
+    t 120 msm_g1
+    step "done"
 }
 
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
