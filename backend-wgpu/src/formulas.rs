@@ -101,7 +101,7 @@ impl Builder {
     }
 
     /// An instruction whose result goes to px.
-    fn to_px(&mut self, op: u32, a: u16, b: u16) {
+    fn set_px(&mut self, op: u32, a: u16, b: u16) {
         self.ins.push((op | TO_PX, NO_REG, a, b));
     }
 
@@ -115,9 +115,9 @@ impl Builder {
         if self.fused {
             // px = a0 + a1; px = px·(b0 + b1); px = px − v0; c1 = px − v1: 7 instructions and 4
             // stores where the plain sequence has 8 and 8.
-            self.to_px(OP_ADD, a.0[0], a.0[1]);
-            self.to_px(OP_MUL_SUM, b.0[0], b.0[1]);
-            self.to_px(OP_SUB | FROM_PX, v0, v0);
+            self.set_px(OP_ADD, a.0[0], a.0[1]);
+            self.set_px(OP_MUL_SUM, b.0[0], b.0[1]);
+            self.set_px(OP_SUB | FROM_PX, v0, v0);
             let c1 = self.op1(OP_SUB | FROM_PX, v1, v1);
             let c0 = self.op1(OP_SUB, v0, v1);
             return E([c0, c1]);
@@ -137,7 +137,7 @@ impl Builder {
             return self.mul(a, a);
         }
         if self.fused {
-            self.to_px(OP_ADD, a.0[0], a.0[1]);
+            self.set_px(OP_ADD, a.0[0], a.0[1]);
             let c0 = self.op1(OP_MUL_DIFF, a.0[0], a.0[1]);
             let m = self.op1(OP_MUL, a.0[0], a.0[1]);
             let c1 = self.op1(OP_ADD, m, m);
