@@ -189,6 +189,39 @@ stage3() {
     b 20 --backends cpu --ops ntt --sizes 24 --runs 3 --warmup 0
 }
 
+# Session 4, call 2 (final code and defaults), every step under its own timeout: pipeline
+# creation cold; MSM G1 2^20, 2^22 and G2 2^20 against CUDA in the same run (one `g16 bench`
+# each); the large conformance suite on the default path, split by test name so that a slow
+# test cannot starve the others (shortest first; msm_g1, to 2^24 against arkworks, last).
+# Files: s4.txt (the log, with each step's seconds), h200-wgpu-s4.jsonl, suite.txt.
+stage4() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s4.jsonl" log="$OUT/s4.txt" suite="$OUT/suite.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    rm -rf /tmp/pc
+    step "pipelines, cold (no pipeline cache, no driver cache)"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 timeout 30 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    step "bench"
+    b 30 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 40 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 30 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    t() {
+        step "conformance, G16_CONFORMANCE=large, default path: $*"
+        G16_CONFORMANCE=large timeout "$1" $d/backend_wgpu --test-threads 1 --skip u32 --skip plain "${@:2}" 2>&1 \
+            | tee -a "$suite" | grep -E "^test |^ok|test result|panicked|FAILED" | tee -a "$log"
+    }
+    t 20 device_spans pointwise ntt_rejects msm_ranges
+    t 30 msm_g2
+    t 40 ntt_matches
+    t 60 proofs
+    t 120 msm_g1
+    step "done"
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -209,5 +242,7 @@ case "${1:-all}" in
     s2) stage2 ;;
     s3a) stage3a ;;
     s3) stage3 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3" >&2; exit 2 ;;
+    s4a) stage4a ;;
+    s4) stage4 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4a|s4" >&2; exit 2 ;;
 esac

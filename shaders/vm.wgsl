@@ -18,27 +18,46 @@ fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
     return r;
 }
 
+// The op byte: the kind in its low 4 bits (0 product, 1 sum, 2 difference, 3 copy, 4 and 5
+// px·(a + b) and px·(a − b)), then FROM_PX (0x10: the left operand is px) and TO_PX (0x20:
+// the result goes to px, not to a register). px is one Fq value the compiler keeps in
+// registers (it is only ever read and written whole), so G2's Karatsuba products keep their
+// sums and partial differences out of the memory the register file lives in.
 fn vm_run(range: vec2<u32>, p: u32, q: u32) {
+    var px: fq;
     for (var pc = range.x; pc < range.y; pc++) {
         let ins = prog[pc];
+        let op = ins & 0xffu;
+        let kind = op & 0xfu;
         let a = vm[vm_reg((ins >> 16u) & 0xffu, p, q)];
         let b = vm[vm_reg(ins >> 24u, p, q)];
-        var z: fq;
-        switch (ins & 0xffu) {
-            case 0u: {
-                z = fq_mul(a, b);
-            }
-            case 1u: {
-                z = fq_add(a, b);
-            }
-            case 2u: {
-                z = fq_sub(a, b);
-            }
-            default: {
-                z = a;
-            }
+        var l = a;
+        if ((op & 0x10u) != 0u) {
+            l = px;
         }
-        vm[vm_reg((ins >> 8u) & 0xffu, p, q)] = z;
+        var z: fq;
+        if (kind == 0u || kind >= 4u) {
+            var r = b;
+            if (kind == 4u) {
+                l = px;
+                r = fq_add(a, b);
+            } else if (kind == 5u) {
+                l = px;
+                r = fq_sub(a, b);
+            }
+            z = fq_mul(l, r);
+        } else if (kind == 1u) {
+            z = fq_add(l, b);
+        } else if (kind == 2u) {
+            z = fq_sub(l, b);
+        } else {
+            z = l;
+        }
+        if ((op & 0x20u) != 0u) {
+            px = z;
+        } else {
+            vm[vm_reg((ins >> 8u) & 0xffu, p, q)] = z;
+        }
     }
 }
 

@@ -519,8 +519,15 @@ impl WgpuDevice {
         Ok(Chunked { elem, len, chunks, log })
     }
 
-    /// Writes `words` (whole elements) into `dst` from element 0.
-    pub(crate) fn write_chunked(&self, dst: &Chunked, words: &[u32]) {
+    /// Writes `words` (whole elements) into `dst` from element 0, and returns once the copy
+    /// to the device is done.
+    ///
+    /// Why wait: `write_buffer` only stages the data; the transfer runs with the next
+    /// submission, so without the flush an upload's PCIe time lands in whatever operation
+    /// comes next (on the H200, 128 MB of 2^22 scalars added ~4 ms to the MSM after them, and
+    /// the NTT benchmark's wall time was twice its device time). The CUDA backend's uploads
+    /// also return once copied, so an operation's time is its own on both.
+    pub(crate) fn write_chunked(&self, dst: &Chunked, words: &[u32]) -> Result<(), WgpuError> {
         let w = dst.elem.words();
         let per = 1usize << dst.log;
         for (k, chunk) in dst.chunks.iter().enumerate() {
@@ -530,6 +537,11 @@ impl WgpuDevice {
                 self.queue.write_buffer(chunk, 0, bytemuck::cast_slice(&words[lo..hi]));
             }
         }
+        let index = self.queue.submit([]);
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+            .map(|_| ())
+            .map_err(|e| WgpuError::Device(format!("waiting for an upload: {e}")))
     }
 
     /// A one-element array to bind where a kernel's layout has a binding it does not use.
@@ -608,6 +620,72 @@ impl WgpuDevice {
     /// A bind group for `kernel`: `params` as the uniform (u32 words), then one resource per
     /// binding of the module, in order.
     pub(crate) fn bind(&self, kernel: &Kernel, params: &[u32], res: &[Res<'_>]) -> Result<wgpu::BindGroup, WgpuError> {
+        let words = uniform_words(params);
+        let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: bytemuck::cast_slice(&words),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        self.bind_uniform(kernel, uniform.as_entire_buffer_binding(), res)
+    }
+
+    /// `bind` with the parameters in the next slot of `block` (see [`ParamBlock`]); past its
+    /// last slot, `bind` itself.
+    pub(crate) fn bind_in(
+        &self,
+        block: &mut ParamBlock<'_>,
+        kernel: &Kernel,
+        params: &[u32],
+        res: &[Res<'_>],
+    ) -> Result<wgpu::BindGroup, WgpuError> {
+        let words = uniform_words(params);
+        let stride = block.stride as usize / 4;
+        let slot = block.words.len() / stride;
+        if slot as u64 >= block.slots || words.len() > stride {
+            return self.bind(kernel, params, res);
+        }
+        block.words.extend_from_slice(&words);
+        block.words.resize((slot + 1) * stride, 0);
+        let binding = wgpu::BufferBinding {
+            buffer: &block.buffer,
+            offset: slot as u64 * block.stride,
+            size: std::num::NonZeroU64::new(words.len() as u64 * 4),
+        };
+        self.bind_uniform(kernel, binding, res)
+    }
+
+    /// One operation's dispatch parameters in one pooled uniform buffer, one aligned slot per
+    /// bind group, written with one `write_buffer` before the operation is submitted.
+    ///
+    /// Why: a bind group's own uniform buffer (`bind`) is a buffer creation, a staging buffer
+    /// and a copy each; an MSM makes ~40 bind groups, and on the H200 its wall time stayed
+    /// ~2 ms above its device time once uploads were out of it (session 4, call 1).
+    pub(crate) fn param_block(&self, slots: u64) -> Result<ParamBlock<'_>, WgpuError> {
+        let align = u64::from(self.limits.min_uniform_buffer_offset_alignment).max(16);
+        let stride = PARAM_SLOT_BYTES.div_ceil(align) * align;
+        let buffer = self.scratch_with("dispatch parameters", slots * stride, || {
+            self.create_buffer(
+                "dispatch parameters",
+                slots * stride,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            )
+        })?;
+        Ok(ParamBlock { buffer, words: Vec::new(), stride, slots })
+    }
+
+    /// Queues the block's parameters for the next submission (the operation's own).
+    pub(crate) fn write_params(&self, block: &ParamBlock<'_>) {
+        if !block.words.is_empty() {
+            self.queue.write_buffer(&block.buffer, 0, bytemuck::cast_slice(&block.words));
+        }
+    }
+
+    fn bind_uniform(
+        &self,
+        kernel: &Kernel,
+        uniform: wgpu::BufferBinding<'_>,
+        res: &[Res<'_>],
+    ) -> Result<wgpu::BindGroup, WgpuError> {
         let specs = kernel.module.bindings();
         if specs.len() != res.len() {
             return Err(WgpuError::Device(format!(
@@ -617,13 +695,6 @@ impl WgpuDevice {
                 specs.len()
             )));
         }
-        let mut words = params.to_vec();
-        words.resize(params.len().div_ceil(4).max(1) * 4, 0);
-        let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: bytemuck::cast_slice(&words),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
         let mut buffers: Vec<&wgpu::Buffer> = Vec::new();
         for (spec, r) in specs.iter().zip(res) {
             match (spec.shape, r) {
@@ -639,7 +710,7 @@ impl WgpuDevice {
                 _ => return Err(WgpuError::Device(format!("binding {} given the wrong shape", spec.name))),
             }
         }
-        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
+        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::Buffer(uniform) }];
         for (i, b) in buffers.iter().enumerate() {
             entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() });
         }
@@ -678,4 +749,24 @@ impl WgpuDevice {
         pass.dispatch_workgroups(x as u32, y as u32, 1);
         Ok(())
     }
+}
+
+/// Bytes of parameters one dispatch may have in a [`ParamBlock`] slot (the largest params
+/// struct, msm_tasks.wgsl's, has 12 words).
+const PARAM_SLOT_BYTES: u64 = 64;
+
+/// Parameters as a uniform's words: padded to whole 16-byte rows, at least one.
+fn uniform_words(params: &[u32]) -> Vec<u32> {
+    let mut words = params.to_vec();
+    words.resize(params.len().div_ceil(4).max(1) * 4, 0);
+    words
+}
+
+/// One operation's dispatch parameters: `WgpuDevice::param_block`.
+pub(crate) struct ParamBlock<'d> {
+    buffer: crate::scratch::Scratch<'d>,
+    words: Vec<u32>,
+    /// Bytes per slot (a multiple of the uniform offset alignment).
+    stride: u64,
+    slots: u64,
 }

@@ -22,6 +22,17 @@ pub const OP_MUL: u32 = 0;
 pub const OP_ADD: u32 = 1;
 pub const OP_SUB: u32 = 2;
 pub const OP_COPY: u32 = 3;
+/// px·(a + b) and px·(a − b), where px is the interpreter's one register kept out of memory
+/// (vm.wgsl): Karatsuba's (a0 + a1)(b0 + b1) and a square's (a0 + a1)(a0 − a1) as one
+/// product each, without storing the sums.
+pub const OP_MUL_SUM: u32 = 4;
+pub const OP_MUL_DIFF: u32 = 5;
+/// Flags over the kinds above: the left operand is px (a is unused), and the result goes to
+/// px instead of register d.
+pub const FROM_PX: u32 = 0x10;
+pub const TO_PX: u32 = 0x20;
+/// The destination of an instruction that writes px.
+const NO_REG: u16 = u16::MAX;
 
 /// Fixed slots (in coordinates; times w for registers).
 const P: u16 = 0;
@@ -41,14 +52,17 @@ struct E([u16; 2]);
 
 struct Builder {
     w: u16,
+    /// Whether Fq2 products may use px (the interpreter's programs; the plain path names
+    /// every value instead).
+    fused: bool,
     /// (op, dst, a, b) over virtual registers; virtual r < FIXED·w are the fixed slots.
     ins: Vec<(u32, u16, u16, u16)>,
     next: u16,
 }
 
 impl Builder {
-    fn new(w: u16) -> Builder {
-        Builder { w, ins: Vec::new(), next: FIXED * w }
+    fn new(w: u16, fused: bool) -> Builder {
+        Builder { w, fused, ins: Vec::new(), next: FIXED * w }
     }
 
     fn fixed(&self, coord: u16) -> E {
@@ -86,6 +100,11 @@ impl Builder {
         self.add(a, a)
     }
 
+    /// An instruction whose result goes to px.
+    fn set_px(&mut self, op: u32, a: u16, b: u16) {
+        self.ins.push((op | TO_PX, NO_REG, a, b));
+    }
+
     /// Fq2 (u² = −1) by Karatsuba: three Fq products.
     fn mul(&mut self, a: E, b: E) -> E {
         if self.w == 1 {
@@ -93,6 +112,16 @@ impl Builder {
         }
         let v0 = self.op1(OP_MUL, a.0[0], b.0[0]);
         let v1 = self.op1(OP_MUL, a.0[1], b.0[1]);
+        if self.fused {
+            // px = a0 + a1; px = px·(b0 + b1); px = px − v0; c1 = px − v1: 7 instructions and 4
+            // stores where the plain sequence has 8 and 8.
+            self.set_px(OP_ADD, a.0[0], a.0[1]);
+            self.set_px(OP_MUL_SUM, b.0[0], b.0[1]);
+            self.set_px(OP_SUB | FROM_PX, v0, v0);
+            let c1 = self.op1(OP_SUB | FROM_PX, v1, v1);
+            let c0 = self.op1(OP_SUB, v0, v1);
+            return E([c0, c1]);
+        }
         let sa = self.op1(OP_ADD, a.0[0], a.0[1]);
         let sb = self.op1(OP_ADD, b.0[0], b.0[1]);
         let s = self.op1(OP_MUL, sa, sb);
@@ -106,6 +135,13 @@ impl Builder {
     fn sqr(&mut self, a: E) -> E {
         if self.w == 1 {
             return self.mul(a, a);
+        }
+        if self.fused {
+            self.set_px(OP_ADD, a.0[0], a.0[1]);
+            let c0 = self.op1(OP_MUL_DIFF, a.0[0], a.0[1]);
+            let m = self.op1(OP_MUL, a.0[0], a.0[1]);
+            let c1 = self.op1(OP_ADD, m, m);
+            return E([c0, c1]);
         }
         let s = self.op1(OP_ADD, a.0[0], a.0[1]);
         let d = self.op1(OP_SUB, a.0[0], a.0[1]);
@@ -121,6 +157,51 @@ impl Builder {
             let dst = self.fixed(coord);
             for k in 0..self.w as usize {
                 self.ins.push((OP_COPY, dst.0[k], e.0[k], e.0[k]));
+            }
+        }
+    }
+
+    /// Drops the copies of `store` where the copied value can be computed straight into its
+    /// slot: the instruction defining it writes the slot instead, and later readers read the
+    /// slot. Allowed when nothing after that instruction reads the slot's old value (nor the
+    /// same coordinate of the other point, which a kernel may alias: `CURVE_add(p, p)`).
+    /// Why: the interpreter moves each register through memory, so a copy costs a third of a
+    /// product's memory traffic; a mixed addition had 6 copies among its 23 instructions.
+    /// Only the interpreter's programs use this: the plain path names every value.
+    fn fold_stores(&mut self) {
+        let fixed = FIXED * self.w;
+        let point = 4 * self.w;
+        let alias = |r: u16| match r {
+            r if r < point => Some(r + point),
+            r if r < 2 * point => Some(r - point),
+            _ => None,
+        };
+        let mut i = 0;
+        while i < self.ins.len() {
+            let (op, slot, src, _) = self.ins[i];
+            let def = self.ins.iter().position(|ins| ins.1 == src);
+            let foldable = op == OP_COPY && slot < fixed && src >= fixed;
+            let Some(def) = def.filter(|_| foldable) else {
+                i += 1;
+                continue;
+            };
+            let reads_old = self.ins[def + 1..].iter().enumerate().any(|(k, &(_, _, a, b))| {
+                def + 1 + k != i && [a, b].iter().any(|&r| r == slot || Some(r) == alias(slot))
+            });
+            let stored_twice = self.ins.iter().filter(|ins| ins.0 == OP_COPY && ins.2 == src).count() > 1;
+            if reads_old || stored_twice {
+                i += 1;
+                continue;
+            }
+            self.ins[def].1 = slot;
+            self.ins.remove(i);
+            for ins in &mut self.ins[def + 1..] {
+                if ins.2 == src {
+                    ins.2 = slot;
+                }
+                if ins.3 == src {
+                    ins.3 = slot;
+                }
             }
         }
     }
@@ -152,14 +233,14 @@ impl Builder {
                     free.push(phys[src as usize]);
                 }
             }
-            if d >= fixed {
+            if d != NO_REG && d >= fixed {
                 let r = free.pop().unwrap_or_else(|| {
                     high += 1;
                     high - 1
                 });
                 phys[d as usize] = r;
             }
-            let pd = phys[d as usize];
+            let pd = if d == NO_REG { 0 } else { phys[d as usize] };
             words.push(op | (u32::from(pd) << 8) | (u32::from(pa) << 16) | (u32::from(pb) << 24));
         }
         (words, high)
@@ -283,8 +364,9 @@ pub fn programs(curve: Curve) -> Programs {
     let mut ranges = Vec::new();
     let mut registers = FIXED * w;
     for (name, build) in FORMULAS {
-        let mut b = Builder::new(w);
+        let mut b = Builder::new(w, true);
         build(&mut b);
+        b.fold_stores();
         let (prog, high) = b.allocate();
         registers = registers.max(high);
         let start = words.len() as u32;
@@ -337,7 +419,7 @@ pub fn plain_wgsl(curve: Curve) -> String {
             "ADD_TAIL" => (format!("p: {xyzz}, q: {xyzz}, h: {head}"), &xyzz),
             _ => (format!("p: {xyzz}"), &xyzz),
         };
-        let mut b = Builder::new(w);
+        let mut b = Builder::new(w, false);
         build(&mut b);
         s.push_str(&format!("fn {g}_{}({params}) -> {ret} {{\n    var out: {ret};\n", name.to_lowercase()));
         let operand = |r: u16| if r < FIXED * w { fixed_path(r, w) } else { format!("t{r}") };
@@ -405,15 +487,24 @@ mod tests {
     /// The interpreter of shaders/vm.wgsl, on the host.
     fn run(p: &Programs, name: &str, regs: &mut [Fq]) {
         let &(_, start, end) = p.ranges.iter().find(|r| r.0 == name).unwrap();
+        let mut px = Fq::ZERO;
         for &ins in &p.words[start as usize..end as usize] {
             let (op, d, a, b) = (ins & 0xff, (ins >> 8) & 0xff, (ins >> 16) & 0xff, ins >> 24);
             let (x, y) = (regs[a as usize], regs[b as usize]);
-            regs[d as usize] = match op {
-                OP_MUL => x * y,
-                OP_ADD => x + y,
-                OP_SUB => x - y,
-                _ => x,
+            let l = if op & FROM_PX != 0 { px } else { x };
+            let z = match op & 0xf {
+                OP_MUL => l * y,
+                OP_ADD => l + y,
+                OP_SUB => l - y,
+                OP_MUL_SUM => px * (x + y),
+                OP_MUL_DIFF => px * (x - y),
+                _ => l,
             };
+            if op & TO_PX != 0 {
+                px = z;
+            } else {
+                regs[d as usize] = z;
+            }
         }
     }
 
@@ -589,6 +680,17 @@ mod tests {
     fn plain_functions_compute_the_group_law() {
         check_plain::<Fq, G1Projective>(Curve::G1, |x| [x, Fq::ZERO], |v| v[0], |p| (p.x, p.y));
         check_plain::<Fq2, G2Projective>(Curve::G2, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
+    }
+
+    #[test]
+    fn folding_drops_the_copies() {
+        for curve in [Curve::G1, Curve::G2] {
+            let p = programs(curve);
+            for (name, start, end) in &p.ranges {
+                let copies = p.words[*start as usize..*end as usize].iter().filter(|w| *w & 0xff == OP_COPY).count();
+                assert_eq!(copies, 0, "{curve:?} {name}");
+            }
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::PrimeGroup;
 
 use crate::convert::{g1_to_words, g1_xyzz_from_words, g2_to_words, g2_xyzz_from_words, to_words};
-use crate::device::{Chunked, Kernel, Res, WgpuDevice};
+use crate::device::{Chunked, Kernel, ParamBlock, Res, WgpuDevice};
 use crate::ntt::FrBuffer;
 use crate::scratch::Scratch;
 use crate::shader::{Curve, Elem, Module};
@@ -49,17 +49,36 @@ impl G2Buffer {
 type WindowSums = (u32, Vec<Vec<u32>>);
 
 /// Bases per task at level 0, and partials per task at later levels.
-const T0: u32 = 32;
+///
+/// Why 16 bases: the 64 threads of a workgroup run in lockstep (NVIDIA's warps of 32), so a
+/// warp takes as long as its longest task. With a window size whose buckets hold 32 entries
+/// on average (c = 16 at 2^20, 18 at 2^22), tasks of up to 32 left the lanes ~31 % idle (a
+/// bucket of 40 entries is tasks of 32 and 8; a simulation of such counts: 1.45 lane-slots
+/// per addition); tasks of up to 16 cost 1.23, at the price of twice the partials to merge
+/// at level 1 (~0.09 of the work, against 0.04): about 12 % fewer lane-slots in all.
+const T0: u32 = 16;
 const T: u32 = 16;
 /// Buckets per reduction segment (one thread each), and inputs per `sum_groups` output.
-const SEGMENT: u32 = 32;
-const GROUP: u32 = 32;
+///
+/// The reduction is bound by its longest chain of dependent additions, not by its work
+/// (nwin·2^c additions, a few thousand threads): a segment thread does 2·SEGMENT additions
+/// plus ~20 for its offset, then each `sum_groups` level GROUP − 1 more. Groups of 2 make
+/// the segment sums a binary tree (log2(segments) levels of one addition) where groups of
+/// 32 took two levels of 31 serial additions each. On the H200 (session 4, 2^20): groups
+/// of 2 against 32, reduce 3.12 against 4.62 ms (G1); segments of 16 against 32, 2.92
+/// against 3.12 ms (G1) and 10.19 against 11.31 ms (G2); 64: 4.91 ms (G1).
+const SEGMENT: u32 = 16;
+const GROUP: u32 = 2;
 /// The modes of msm_bucket.wgsl's two kernels: `accumulate` over bases or over partials,
 /// `reduce` over windows or over groups.
 const MODE_BASES: u32 = 0;
 const MODE_PARTIALS: u32 = 1;
 const MODE_WINDOWS: u32 = 0;
 const MODE_GROUPS: u32 = 1;
+/// Parameter slots of one sub-MSM's dispatches (device.rs's ParamBlock): 9 for digits, sorting
+/// and the first accumulate, 4 a level (at most 9 levels: 2^32 entries), 1 + 20 for the
+/// reduction and its tree (segments of at least 2 buckets: at most 2^19 per window).
+const PARAM_SLOTS: u64 = 128;
 /// Fr scalars have 255 bits.
 const SCALAR_BITS: u32 = 255;
 
@@ -83,6 +102,24 @@ fn window_override() -> Option<u32> {
     std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
 }
 
+/// `G16_WGPU_MSM_SEGMENT=s` and `G16_WGPU_MSM_GROUP=g` (powers of two, 2..=1024) override
+/// SEGMENT and GROUP (for tuning runs).
+fn reduce_shape() -> (u32, u32) {
+    let var = |name: &str, default: u32| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &u32| v.is_power_of_two() && (2..=1024).contains(v))
+            .unwrap_or(default)
+    };
+    (var("G16_WGPU_MSM_SEGMENT", SEGMENT), var("G16_WGPU_MSM_GROUP", GROUP))
+}
+
+/// `G16_WGPU_MSM_TASK=t` (2..=256) overrides T0 (for tuning runs).
+fn task_override() -> Option<u32> {
+    std::env::var("G16_WGPU_MSM_TASK").ok()?.parse().ok().filter(|t| (2..=256).contains(t))
+}
+
 /// The shape of one (sub-)MSM.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -93,6 +130,10 @@ struct Plan {
     /// Buckets, the ones bucket included (it is the last).
     nb: u32,
     segments: u32,
+    /// Segment results per `sum_groups` output.
+    group: u32,
+    /// Bases per task at level 0.
+    t0: u32,
 }
 
 impl Plan {
@@ -100,23 +141,33 @@ impl Plan {
         let c = window_override().unwrap_or_else(|| best_window(n as u64));
         let nwin = windows(c);
         let half = 1u32 << (c - 1);
-        Plan { n: n as u32, c, nwin, half, nb: nwin * half + 1, segments: (half / SEGMENT).max(1) }
+        let (segment, group) = reduce_shape();
+        Plan {
+            n: n as u32,
+            c,
+            nwin,
+            half,
+            nb: nwin * half + 1,
+            segments: (half / segment).max(1),
+            group,
+            t0: task_override().unwrap_or(T0),
+        }
     }
 
     fn entries(&self) -> u64 {
         u64::from(self.n) * u64::from(self.nwin)
     }
 
-    /// An upper bound on level 0's tasks: Σ⌈count/T0⌉ ≤ entries/T0 + buckets.
+    /// An upper bound on level 0's tasks: Σ⌈count/t0⌉ ≤ entries/t0 + buckets.
     fn tasks0(&self) -> u64 {
-        self.entries().div_ceil(u64::from(T0)) + u64::from(self.nb)
+        self.entries().div_ceil(u64::from(self.t0)) + u64::from(self.nb)
     }
 
     /// Task sizes level by level until every bucket has at most one partial (a bucket holds
     /// at most n entries: one per scalar).
     fn levels(&self) -> Vec<u32> {
-        let mut sizes = vec![T0];
-        let mut most = u64::from(self.n).div_ceil(u64::from(T0));
+        let mut sizes = vec![self.t0];
+        let mut most = u64::from(self.n).div_ceil(u64::from(self.t0));
         while most > 1 {
             sizes.push(T);
             most = most.div_ceil(u64::from(T));
@@ -128,14 +179,14 @@ impl Plan {
 impl WgpuDevice {
     pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, WgpuError> {
         let buf = self.chunked("G1 bases", Elem::G1Affine, host.len())?;
-        self.write_chunked(&buf, &to_words(host, Elem::G1Affine.words(), g1_to_words));
+        self.write_chunked(&buf, &to_words(host, Elem::G1Affine.words(), g1_to_words))?;
         self.check_errors("uploading G1 bases")?;
         Ok(G1Buffer(buf))
     }
 
     pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, WgpuError> {
         let buf = self.chunked("G2 bases", Elem::G2Affine, host.len())?;
-        self.write_chunked(&buf, &to_words(host, Elem::G2Affine.words(), g2_to_words));
+        self.write_chunked(&buf, &to_words(host, Elem::G2Affine.words(), g2_to_words))?;
         self.check_errors("uploading G2 bases")?;
         Ok(G2Buffer(buf))
     }
@@ -292,12 +343,16 @@ impl WgpuDevice {
             ]
         };
 
+        // Parameters of every dispatch below: digits, scatter, two scans, each level's
+        // accumulate and scan, the reduction and its tree levels (128 slots cover them).
+        let mut block = self.param_block(PARAM_SLOTS)?;
         let mut op = Op::new(self, tag, Some(op_name));
         op.encoder.clear_buffer(&counts, 0, None);
         op.encoder.clear_buffer(&cursor, 0, None);
         // Phase 1: digits and the histogram.
         {
-            let g = self.bind(
+            let g = self.bind_in(
+                &mut block,
                 &digits,
                 &sort_params(u64::from(plan.n)),
                 &[
@@ -313,8 +368,9 @@ impl WgpuDevice {
         }
         // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
         {
-            let off_steps = self.scan_steps(&scan, &counts, &offsets, plan.nb, 0, 1)?;
-            let g_scatter = self.bind(
+            let off_steps = self.scan_steps(&mut block, &scan, &counts, &offsets, plan.nb, 0, 1)?;
+            let g_scatter = self.bind_in(
+                &mut block,
                 &scatter,
                 &sort_params(plan.entries()),
                 &[
@@ -325,7 +381,7 @@ impl WgpuDevice {
                     Res::Plain(&sorted),
                 ],
             )?;
-            let task_steps = self.scan_steps(&scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
+            let task_steps = self.scan_steps(&mut block, &scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
             let mut pass = op.pass(&format!("{op_name}.sort"));
             for (k, g, threads) in &off_steps {
                 self.dispatch(&mut pass, k, g, *threads)?;
@@ -339,7 +395,8 @@ impl WgpuDevice {
         let mut bound = plan.tasks0();
         let (mut pin, mut pout) = (&ping, &pong);
         {
-            let g0 = self.bind(
+            let g0 = self.bind_in(
+                &mut block,
                 &acc_bases,
                 &bucket_params(levels[0], 0, 0, MODE_BASES),
                 &[
@@ -355,9 +412,10 @@ impl WgpuDevice {
             let mut groups = vec![(acc_bases.clone(), g0, bound)];
             for level in 1..levels.len() {
                 let t = levels[level];
-                groups.extend(self.scan_steps(&scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
+                groups.extend(self.scan_steps(&mut block, &scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
                 bound = bound.div_ceil(u64::from(t)) + nb;
-                let g = self.bind(
+                let g = self.bind_in(
+                    &mut block,
                     &acc_partials,
                     &bucket_params(t, 0, 0, MODE_PARTIALS),
                     &[
@@ -383,7 +441,8 @@ impl WgpuDevice {
         let mut per_window = plan.segments;
         let (mut win_in, mut win_out) = (&wa, &wb);
         {
-            let g = self.bind(
+            let g = self.bind_in(
+                &mut block,
                 &reduce,
                 &bucket_params(0, 0, 0, MODE_WINDOWS),
                 &[
@@ -398,10 +457,11 @@ impl WgpuDevice {
             )?;
             let mut groups = vec![(reduce.clone(), g, win_len)];
             while per_window > 1 {
-                let group = per_window.min(GROUP);
+                let group = per_window.min(plan.group);
                 per_window /= group;
                 let outputs = plan.nwin * per_window;
-                let g = self.bind(
+                let g = self.bind_in(
+                    &mut block,
                     &sum_groups,
                     &bucket_params(0, outputs, group, MODE_GROUPS),
                     &[
@@ -422,6 +482,7 @@ impl WgpuDevice {
                 self.dispatch(&mut pass, k, g, *threads)?;
             }
         }
+        self.write_params(&block);
         op.submit()?;
         // win_in: the nwin window sums; wa's last entry: the ones bucket.
         let pb = xyzz.bytes();
@@ -446,8 +507,10 @@ struct Scan<'d> {
 impl WgpuDevice {
     /// The dispatches (kernel, bindings, threads) of dst = the exclusive prefix sum of
     /// ⌈count(b)/t⌉ over nb buckets (mode 0: counts in src; mode 1: differences of src).
+    #[allow(clippy::too_many_arguments)] // the scan's description; a struct would only rename it
     fn scan_steps(
         &self,
+        block: &mut ParamBlock<'_>,
         scan: &Scan<'_>,
         src: &wgpu::Buffer,
         dst: &wgpu::Buffer,
@@ -459,9 +522,9 @@ impl WgpuDevice {
         let params = [nb, mode, t, 0];
         let blocks = u64::from(nb.div_ceil(SCAN_BLOCK));
         Ok(vec![
-            (scan.blocks.clone(), self.bind(&scan.blocks, &params, &res)?, blocks * 64),
-            (scan.tops.clone(), self.bind(&scan.tops, &params, &res)?, 64),
-            (scan.add.clone(), self.bind(&scan.add, &params, &res)?, u64::from(nb)),
+            (scan.blocks.clone(), self.bind_in(block, &scan.blocks, &params, &res)?, blocks * 64),
+            (scan.tops.clone(), self.bind_in(block, &scan.tops, &params, &res)?, 64),
+            (scan.add.clone(), self.bind_in(block, &scan.add, &params, &res)?, u64::from(nb)),
         ])
     }
 }

@@ -84,7 +84,7 @@ impl WgpuDevice {
 
     pub fn upload_fr(&self, host: &[Fr]) -> Result<FrBuffer, WgpuError> {
         let buf = self.chunked("scalars", Elem::Fr, host.len())?;
-        self.write_chunked(&buf, &to_words(host, FR_WORDS, fr_to_words));
+        self.write_chunked(&buf, &to_words(host, FR_WORDS, fr_to_words))?;
         self.check_errors("uploading scalars")?;
         Ok(FrBuffer(buf))
     }
@@ -115,7 +115,7 @@ impl WgpuDevice {
             Table::CosetInverse => powers(g_inv, n_inv, n),
         };
         let buf = self.chunked("NTT table", Elem::Fr, host.len())?;
-        self.write_chunked(&buf, &to_words(&host, FR_WORDS, fr_to_words));
+        self.write_chunked(&buf, &to_words(&host, FR_WORDS, fr_to_words))?;
         let buf = Arc::new(buf);
         lock(&self.tables.tables).insert((log, which), buf.clone());
         Ok(buf)

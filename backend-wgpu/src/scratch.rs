@@ -60,6 +60,17 @@ impl WgpuDevice {
     /// A storage buffer of at least `bytes` for `what`, bound whole: from the pool, or new.
     /// Its contents are whatever the last user left.
     pub(crate) fn scratch(&self, what: &'static str, bytes: u64) -> Result<Scratch<'_>, WgpuError> {
+        self.scratch_with(what, bytes, || self.plain(what, bytes))
+    }
+
+    /// `scratch`, with `make` creating the buffer when the pool has none (for other usages
+    /// than storage; one purpose, one usage).
+    pub(crate) fn scratch_with(
+        &self,
+        what: &'static str,
+        bytes: u64,
+        make: impl FnOnce() -> Result<wgpu::Buffer, WgpuError>,
+    ) -> Result<Scratch<'_>, WgpuError> {
         let pool = &self.scratch_pool;
         let taken = {
             let mut free = lock(&pool.0);
@@ -80,7 +91,7 @@ impl WgpuDevice {
         let (size, buffer) = match taken {
             Some((_, size, b)) => (size, b),
             // (An allocation that runs out of memory empties the pool and retries: device.rs.)
-            None => (bytes, self.plain(what, bytes)?),
+            None => (bytes, make()?),
         };
         Ok(Scratch { pool, what, size, buffer: Some(buffer) })
     }
