@@ -247,9 +247,14 @@ pub struct PreparedKey {
 impl PreparedKey {
     /// Uploads the bases of `pk` to `backend`. The key is assumed validated (as
     /// [`read_proving_key`] does); its shape is checked again here.
+    ///
+    /// Returns once the device has finished with them: a GPU backend queues work on the bases
+    /// (the CUDA backend's shifted multiples, seconds at 2^22), and a first proof must not
+    /// count it as its own (the H200 runs of the fourth session did, 2.6 s in one
+    /// `ntt_inverse_a`, once draining spans stopped synchronising).
     pub fn new<B: Backend + ?Sized>(backend: &B, pk: &ProvingKey) -> Result<PreparedKey, ProveError> {
         let shape = KeyShape::of(pk)?;
-        Ok(PreparedKey {
+        let key = PreparedKey {
             vk: pk.vk.clone(),
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
             shape,
@@ -261,6 +266,8 @@ impl PreparedKey {
             l: backend.upload_g1_bases(&pk.l_query)?,
             h: backend.upload_g1_bases(&pk.h_query)?,
             backend: backend.id(),
-        })
+        };
+        backend.synchronize()?;
+        Ok(key)
     }
 }
