@@ -23,7 +23,8 @@ pub struct Options {
     pub ordinal: usize,
     /// Take the 32-bit arithmetic path even where the adapter offers SHADER_INT64.
     pub force_u32: bool,
-    /// How to compile the curve formulas; `None`: `G16_WGPU_FORMULAS` if set, else
+    /// How to compile the curve formulas; `None`: `G16_WGPU_FORMULAS` and
+    /// `G16_WGPU_FQ2_LAZY` if set (`Formulas::from_env`), else
     /// [`Formulas::DEFAULT`].
     pub formulas: Option<Formulas>,
     /// Lower the per-binding size limit below the adapter's (tests of split bindings).

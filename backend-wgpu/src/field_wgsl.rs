@@ -170,3 +170,101 @@ fn mul_no_carry(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
     s.push_str(&format!("    return {prefix}_reduce_once({prefix}({list}));\n}}\n"));
     s
 }
+
+/// WGSL for the lazy Fq2 product's pieces (`G16_WGPU_FQ2_LAZY`, formulas.rs): a field element
+/// of n limbs, `{prefix}_wide` a double-width value of 2n limbs.
+///
+/// - `{prefix}_add_raw(a, b)`: a + b without reduction (< 2p for reduced inputs: fits the
+///   limbs, the top bit of p's top limb being clear); only ever an operand of `mul_wide`.
+/// - `{prefix}_mul_wide(a, b)`: the whole product a·b (schoolbook, 2n limbs, no reduction);
+///   exact for any a, b below 2^(32n).
+/// - `{prefix}_wide_sub(a, b)`: a − b, for a ≥ b (the borrow out is dropped).
+/// - `{prefix}_wide_sub_mod(a, b)`: a − b, plus p·2^(32n) where it went below zero: for
+///   a, b < p·2^(32n) the result is in [0, p·2^(32n)) and congruent to a − b mod p.
+/// - `{prefix}_redc(t)`: Montgomery reduction t·R⁻¹ mod p, fully reduced, for t < p·R
+///   (R = 2^(32n)): 12 rows of (one m, n multiply-adds), the row's carry kept in one word.
+pub fn lazy_wide(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
+    let n = modulus.len();
+    let w = 2 * n;
+    let mut s = format!("alias {prefix}_wide = array<u32, {w}>;\n\n");
+    let list =
+        |name: &str, range: std::ops::Range<usize>| range.map(|i| format!("{name}{i}")).collect::<Vec<_>>().join(", ");
+
+    s.push_str(&format!("fn {prefix}_add_raw(a: {prefix}, b: {prefix}) -> {prefix} {{\n    var carry = 0u;\n"));
+    for i in 0..n {
+        s.push_str(&format!(
+            "    let t{i} = a[{i}] + b[{i}];\n    let s{i} = t{i} + carry;\n    carry = select(0u, 1u, t{i} < a[{i}]) | select(0u, 1u, s{i} < t{i});\n"
+        ));
+    }
+    s.push_str(&format!("    return {prefix}({});\n}}\n\n", list("s", 0..n)));
+
+    s.push_str(&format!("fn {prefix}_mul_wide(a: {prefix}, b: {prefix}) -> {prefix}_wide {{\n"));
+    for i in 0..n {
+        s.push_str(&format!("    let a{i} = a[{i}];\n"));
+    }
+    for i in 0..w {
+        s.push_str(&format!("    var t{i} = 0u;\n"));
+    }
+    s.push_str("    var r: vec2<u32>;\n    var c = 0u;\n");
+    for i in 0..n {
+        s.push_str(&format!("    // row {i}\n    let b{i} = b[{i}];\n    c = 0u;\n"));
+        for j in 0..n {
+            let acc = if i == 0 { "0u".to_string() } else { format!("t{}", i + j) };
+            s.push_str(&format!("    r = mac(a{j}, b{i}, {acc}, c);\n    t{} = r.x;\n    c = r.y;\n", i + j));
+        }
+        s.push_str(&format!("    t{} = c;\n", i + n));
+    }
+    s.push_str(&format!("    return {prefix}_wide({});\n}}\n\n", list("t", 0..w)));
+
+    // Both subtractions: d = a − b with borrows.
+    let sub = |s: &mut String| {
+        s.push_str("    var borrow = 0u;\n");
+        for i in 0..w {
+            s.push_str(&format!(
+                "    let x{i} = a[{i}];\n    let y{i} = b[{i}];\n    let t{i} = x{i} - y{i};\n    let d{i} = t{i} - borrow;\n    borrow = select(0u, 1u, x{i} < y{i}) | select(0u, 1u, t{i} < borrow);\n"
+            ));
+        }
+    };
+    s.push_str(&format!("fn {prefix}_wide_sub(a: {prefix}_wide, b: {prefix}_wide) -> {prefix}_wide {{\n"));
+    sub(&mut s);
+    s.push_str(&format!("    return {prefix}_wide({});\n}}\n\n", list("d", 0..w)));
+
+    s.push_str(&format!("fn {prefix}_wide_sub_mod(a: {prefix}_wide, b: {prefix}_wide) -> {prefix}_wide {{\n"));
+    sub(&mut s);
+    s.push_str(&format!("    if (borrow == 0u) {{\n        return {prefix}_wide({});\n    }}\n", list("d", 0..w)));
+    // Adding p·2^(32n) touches the upper half only; its carry out cancels the borrow.
+    s.push_str("    var carry = 0u;\n");
+    for (i, p) in modulus.iter().enumerate() {
+        let k = n + i;
+        s.push_str(&format!(
+            "    let u{k} = d{k} + 0x{p:08x}u;\n    let e{k} = u{k} + carry;\n    carry = select(0u, 1u, u{k} < d{k}) | select(0u, 1u, e{k} < u{k});\n"
+        ));
+    }
+    s.push_str(&format!("    return {prefix}_wide({}, {});\n}}\n\n", list("d", 0..n), list("e", n..w)));
+
+    // REDC: row i makes limb i vanish by adding m·p·2^(32i); the row's carry goes into limb
+    // i + n together with the previous row's carry out of that limb (`hi`, at most 1).
+    s.push_str(&format!("fn {prefix}_redc(x: {prefix}_wide) -> {prefix} {{\n"));
+    for i in 0..w {
+        s.push_str(&format!("    var t{i} = x[{i}];\n"));
+    }
+    s.push_str(
+        "    var r: vec2<u32>;\n    var c = 0u;\n    var m = 0u;\n    var hi = 0u;\n    var u = 0u;\n    var v = 0u;\n",
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "    // row {i}\n    m = t{i} * 0x{neg_inv:08x}u;\n    r = mac(m, 0x{:08x}u, t{i}, 0u);\n    c = r.y;\n",
+            modulus[0]
+        ));
+        for (j, p) in modulus.iter().enumerate().skip(1) {
+            s.push_str(&format!("    r = mac(m, 0x{p:08x}u, t{k}, c);\n    t{k} = r.x;\n    c = r.y;\n", k = i + j));
+        }
+        let k = i + n;
+        s.push_str(&format!(
+            "    u = t{k} + c;\n    v = u + hi;\n    hi = select(0u, 1u, u < c) | select(0u, 1u, v < u);\n    t{k} = v;\n"
+        ));
+    }
+    // t < p·R: the result (t + Σ m·p·2^(32i)) / R is below 2p, so `hi` is 0 here.
+    s.push_str(&format!("    return {prefix}_reduce_once({prefix}({}));\n}}\n", list("t", n..w)));
+    s
+}

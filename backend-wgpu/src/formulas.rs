@@ -27,6 +27,15 @@ pub const OP_COPY: u32 = 3;
 /// product each, without storing the sums.
 pub const OP_MUL_SUM: u32 = 4;
 pub const OP_MUL_DIFF: u32 = 5;
+/// The lazy Fq2 product's kinds (vm_lazy.wgsl; G2 with `Formulas::InterpretedLazy` only):
+/// px = a +raw b (unreduced, < 2p: only ever a product's operand), the double-width products
+/// wa = a·b and wb = a·b (no register written), c1 = REDC(px·(a +raw b) − wa − wb) and
+/// c0 = REDC(wa − wb, plus p·R where negative).
+pub const OP_ADD_RAW: u32 = 6;
+pub const OP_WIDE_A: u32 = 7;
+pub const OP_WIDE_B: u32 = 8;
+pub const OP_REDC_SUM_AB: u32 = 9;
+pub const OP_REDC_A_B: u32 = 10;
 /// Flags over the kinds above: the left operand is px (a is unused), and the result goes to
 /// px instead of register d.
 pub const FROM_PX: u32 = 0x10;
@@ -45,6 +54,9 @@ const S1: u16 = 11;
 /// the kernel picks (vm_run's p and q), so a kernel adds any slot to any other without
 /// copying points — on lavapipe every register access in a kernel costs compile time.
 const FIXED: u16 = 20;
+/// The first spare point: what an instruction without register operands names (programs
+/// never write it).
+const SPARE: u16 = 12;
 
 /// An element of the curve's field: one or two registers (virtual until allocation).
 #[derive(Clone, Copy)]
@@ -55,14 +67,16 @@ struct Builder {
     /// Whether Fq2 products may use px (the interpreter's programs; the plain path names
     /// every value instead).
     fused: bool,
+    /// Lazy Fq2 products (implies `fused`): the kinds of vm_lazy.wgsl.
+    lazy: bool,
     /// (op, dst, a, b) over virtual registers; virtual r < FIXED·w are the fixed slots.
     ins: Vec<(u32, u16, u16, u16)>,
     next: u16,
 }
 
 impl Builder {
-    fn new(w: u16, fused: bool) -> Builder {
-        Builder { w, fused, ins: Vec::new(), next: FIXED * w }
+    fn new(w: u16, fused: bool, lazy: bool) -> Builder {
+        Builder { w, fused: fused || lazy, lazy, ins: Vec::new(), next: FIXED * w }
     }
 
     fn fixed(&self, coord: u16) -> E {
@@ -110,6 +124,27 @@ impl Builder {
         if self.w == 1 {
             return E([self.op1(OP_MUL, a.0[0], b.0[0]), 0]);
         }
+        if self.lazy {
+            // wa = a0·b0, wb = a1·b1 (double width); px = a0 + a1 (unreduced);
+            // c0 = REDC(wa − wb), c1 = REDC(px·(b0 + b1) − wa − wb): 3 double-width products
+            // and 2 reductions, 5 instructions and 2 stores (the fused sequence below: 3
+            // reduced products, 7 instructions, 4 stores). Bounds, for inputs < p (every
+            // register holds a reduced value): wa, wb < p²; (a0 + a1)(b0 + b1) − wa − wb =
+            // a0·b1 + a1·b0 in [0, 2p²); wa − wb in (−p², p²), p·R added where negative; both
+            // REDC arguments are below p·R (2p² < p·2^382), so each result is below 2p before
+            // its final subtraction. c0's instruction needs no register operand: it names the
+            // first spare point's register, which no program writes, so it keeps no value
+            // alive and blocks no store from folding (it comes last for the same reason: c1's
+            // instruction reads b0 and b1, which may be the slot c0 is stored into).
+            let (a0, a1, b0, b1) = (a.0[0], a.0[1], b.0[0], b.0[1]);
+            self.ins.push((OP_WIDE_A, NO_REG, a0, b0));
+            self.ins.push((OP_WIDE_B, NO_REG, a1, b1));
+            self.set_px(OP_ADD_RAW, a0, a1);
+            let c1 = self.op1(OP_REDC_SUM_AB, b0, b1);
+            let unused = SPARE * self.w;
+            let c0 = self.op1(OP_REDC_A_B, unused, unused);
+            return E([c0, c1]);
+        }
         let v0 = self.op1(OP_MUL, a.0[0], b.0[0]);
         let v1 = self.op1(OP_MUL, a.0[1], b.0[1]);
         if self.fused {
@@ -135,6 +170,16 @@ impl Builder {
     fn sqr(&mut self, a: E) -> E {
         if self.w == 1 {
             return self.mul(a, a);
+        }
+        if self.lazy {
+            // c0 = (a0 +raw a1)·(a0 − a1), c1 = (a0 +raw a0)·a1: the doubling rides in px
+            // unreduced (< 2p), so c1 needs no stored product and no sum: 4 instructions, 2
+            // stores (the fused sequence: 4 and 3). Still 2 products and 2 reductions.
+            self.set_px(OP_ADD_RAW, a.0[0], a.0[1]);
+            let c0 = self.op1(OP_MUL_DIFF, a.0[0], a.0[1]);
+            self.set_px(OP_ADD_RAW, a.0[0], a.0[0]);
+            let c1 = self.op1(OP_MUL | FROM_PX, a.0[1], a.0[1]);
+            return E([c0, c1]);
         }
         if self.fused {
             self.set_px(OP_ADD, a.0[0], a.0[1]);
@@ -358,13 +403,15 @@ pub struct Programs {
     pub w: u16,
 }
 
-pub fn programs(curve: Curve) -> Programs {
+/// The interpreter's programs for `curve`; `lazy`: with lazy Fq2 products (vm_lazy.wgsl's
+/// kinds; G2 only: G1's programs have no Fq2 product and are the same either way).
+pub fn programs(curve: Curve, lazy: bool) -> Programs {
     let w = width(curve);
     let mut words = Vec::new();
     let mut ranges = Vec::new();
     let mut registers = FIXED * w;
     for (name, build) in FORMULAS {
-        let mut b = Builder::new(w, true);
+        let mut b = Builder::new(w, true, lazy);
         build(&mut b);
         b.fold_stores();
         let (prog, high) = b.allocate();
@@ -419,7 +466,7 @@ pub fn plain_wgsl(curve: Curve) -> String {
             "ADD_TAIL" => (format!("p: {xyzz}, q: {xyzz}, h: {head}"), &xyzz),
             _ => (format!("p: {xyzz}"), &xyzz),
         };
-        let mut b = Builder::new(w, false);
+        let mut b = Builder::new(w, false, false);
         build(&mut b);
         s.push_str(&format!("fn {g}_{}({params}) -> {ret} {{\n    var out: {ret};\n", name.to_lowercase()));
         let operand = |r: u16| if r < FIXED * w { fixed_path(r, w) } else { format!("t{r}") };
@@ -466,8 +513,8 @@ fn fixed_path(r: u16, w: u16) -> String {
 }
 
 /// WGSL declarations of a curve's program ranges and register file.
-pub fn wgsl(curve: Curve) -> String {
-    let p = programs(curve);
+pub fn wgsl(curve: Curve, lazy: bool) -> String {
+    let p = programs(curve, lazy);
     let mut s = format!("const VM_REGISTERS: u32 = {}u;\nconst CURVE_W: u32 = {}u;\n", p.registers, p.w);
     for (name, start, end) in &p.ranges {
         s.push_str(&format!("const CURVE_{name} = vec2<u32>({start}u, {end}u);\n"));
@@ -481,29 +528,177 @@ mod tests {
     use super::*;
     use ark_bls12_381::{Fq, Fq2, Fr, G1Projective, G2Projective};
     use ark_ec::{CurveGroup, PrimeGroup};
-    use ark_ff::{AdditiveGroup, Field, UniformRand};
+    use ark_ff::{AdditiveGroup, Field, PrimeField, UniformRand};
     use std::collections::HashMap;
 
-    /// The interpreter of shaders/vm.wgsl, on the host.
-    fn run(p: &Programs, name: &str, regs: &mut [Fq]) {
+    const N: usize = 12;
+    type Limbs = [u32; N];
+    type Wide = [u32; 2 * N];
+
+    fn modulus() -> Limbs {
+        crate::shader::limbs32(&Fq::MODULUS).try_into().unwrap()
+    }
+
+    /// The field element whose Montgomery limbs are `l` (which must be reduced: a register
+    /// never holds more than p − 1).
+    fn from_limbs(l: Limbs, what: &str) -> Fq {
+        assert!(lt(&l, &modulus()), "{what}: {l:08x?} is not reduced");
+        let mut w = [0u64; 6];
+        for (k, v) in w.iter_mut().enumerate() {
+            *v = u64::from(l[2 * k]) | (u64::from(l[2 * k + 1]) << 32);
+        }
+        Fq::new_unchecked(ark_ff::BigInt::new(w))
+    }
+
+    fn to_limbs(x: Fq) -> Limbs {
+        crate::shader::limbs32(&x.0).try_into().unwrap()
+    }
+
+    /// a < b, for limb strings of one length.
+    fn lt(a: &[u32], b: &[u32]) -> bool {
+        a.iter().rev().cmp(b.iter().rev()) == std::cmp::Ordering::Less
+    }
+
+    /// a + b over the limbs, and the carry out.
+    fn add_limbs(a: &[u32], b: &[u32]) -> (Vec<u32>, bool) {
+        let mut c = 0u64;
+        let out = a.iter().zip(b).map(|(&x, &y)| {
+            let s = u64::from(x) + u64::from(y) + c;
+            c = s >> 32;
+            s as u32
+        });
+        let out = out.collect();
+        (out, c != 0)
+    }
+
+    /// a − b over the limbs, and whether it borrowed.
+    fn sub_limbs(a: &[u32], b: &[u32]) -> (Vec<u32>, bool) {
+        let mut borrow = 0i64;
+        let out = a.iter().zip(b).map(|(&x, &y)| {
+            let d = i64::from(x) - i64::from(y) - borrow;
+            borrow = i64::from(d < 0);
+            d as u32
+        });
+        let out = out.collect();
+        (out, borrow != 0)
+    }
+
+    fn mul_wide(a: &Limbs, b: &Limbs) -> Wide {
+        let mut t = [0u32; 2 * N];
+        for i in 0..N {
+            let mut c = 0u64;
+            for j in 0..N {
+                let s = u64::from(a[j]) * u64::from(b[i]) + u64::from(t[i + j]) + c;
+                t[i + j] = s as u32;
+                c = s >> 32;
+            }
+            t[i + N] = c as u32;
+        }
+        t
+    }
+
+    /// Montgomery reduction of t < p·R (asserted: the bound the lazy product relies on),
+    /// fully reduced.
+    fn redc(t: &Wide, what: &str) -> Limbs {
+        let p = modulus();
+        assert!(lt(&t[N..], &p), "{what}: REDC argument not below p·R");
+        let mut inv = 1u32;
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u32.wrapping_sub(p[0].wrapping_mul(inv)));
+        }
+        let neg_inv = inv.wrapping_neg();
+        let mut x = t.to_vec();
+        x.push(0);
+        for i in 0..N {
+            let m = x[i].wrapping_mul(neg_inv);
+            let mut c = 0u64;
+            for j in 0..N {
+                let s = u64::from(m) * u64::from(p[j]) + u64::from(x[i + j]) + c;
+                x[i + j] = s as u32;
+                c = s >> 32;
+            }
+            let mut k = i + N;
+            while c != 0 {
+                let s = u64::from(x[k]) + c;
+                x[k] = s as u32;
+                c = s >> 32;
+                k += 1;
+            }
+        }
+        assert_eq!(x[2 * N], 0, "{what}: REDC result above 2^384");
+        let r: Limbs = x[N..2 * N].try_into().unwrap();
+        let (d, borrow) = sub_limbs(&r, &p);
+        if borrow {
+            r
+        } else {
+            let d: Limbs = d.try_into().unwrap();
+            assert!(lt(&d, &p), "{what}: REDC result not below 2p");
+            d
+        }
+    }
+
+    /// The interpreter of shaders/vm.wgsl (`lazy`: vm_lazy.wgsl), on the host, on the limbs:
+    /// products as whole double-width values and Montgomery reductions (equal to vm.wgsl's
+    /// CIOS product for reduced inputs), sums into px unreduced where vm_lazy.wgsl leaves
+    /// them so. Asserts the bounds the WGSL relies on: every REDC argument below p·R, every
+    /// register and every sum's operand reduced, no raw sum past the limbs, no wide
+    /// difference below zero where none may be.
+    fn run(p: &Programs, name: &str, regs: &mut [Fq], lazy: bool) {
         let &(_, start, end) = p.ranges.iter().find(|r| r.0 == name).unwrap();
-        let mut px = Fq::ZERO;
-        for &ins in &p.words[start as usize..end as usize] {
+        let mut px: Limbs = [0; N];
+        let (mut wa, mut wb): (Wide, Wide) = ([0; 2 * N], [0; 2 * N]);
+        for (pc, &ins) in p.words[start as usize..end as usize].iter().enumerate() {
+            let what = format!("{name}[{pc}]");
             let (op, d, a, b) = (ins & 0xff, (ins >> 8) & 0xff, (ins >> 16) & 0xff, ins >> 24);
-            let (x, y) = (regs[a as usize], regs[b as usize]);
+            let (x, y) = (to_limbs(regs[a as usize]), to_limbs(regs[b as usize]));
             let l = if op & FROM_PX != 0 { px } else { x };
-            let z = match op & 0xf {
-                OP_MUL => l * y,
-                OP_ADD => l + y,
-                OP_SUB => l - y,
-                OP_MUL_SUM => px * (x + y),
-                OP_MUL_DIFF => px * (x - y),
-                _ => l,
+            let raw = |u: &Limbs, v: &Limbs| -> Limbs {
+                let (s, carry) = add_limbs(u, v);
+                assert!(!carry, "{what}: raw sum past the limbs");
+                s.try_into().unwrap()
+            };
+            let field = |u: Limbs| from_limbs(u, &what);
+            let product = |u: &Limbs, v: &Limbs| redc(&mul_wide(u, v), &what);
+            let z: Limbs = match op & 0xf {
+                OP_MUL => product(&l, &y),
+                OP_ADD => to_limbs(field(l) + field(y)),
+                OP_SUB => to_limbs(field(l) - field(y)),
+                OP_MUL_SUM if lazy => product(&px, &raw(&x, &y)),
+                OP_MUL_SUM => product(&px, &to_limbs(field(x) + field(y))),
+                OP_MUL_DIFF => product(&px, &to_limbs(field(x) - field(y))),
+                OP_ADD_RAW => raw(&l, &y),
+                OP_WIDE_A => {
+                    wa = mul_wide(&l, &y);
+                    continue;
+                }
+                OP_WIDE_B => {
+                    wb = mul_wide(&l, &y);
+                    continue;
+                }
+                OP_REDC_SUM_AB => {
+                    let v = mul_wide(&px, &raw(&x, &y));
+                    let (v, borrow1) = sub_limbs(&v, &wa);
+                    let (v, borrow2) = sub_limbs(&v, &wb);
+                    assert!(!borrow1 && !borrow2, "{what}: v2 − wa − wb below zero");
+                    redc(&v.try_into().unwrap(), &what)
+                }
+                OP_REDC_A_B => {
+                    let (v, borrow) = sub_limbs(&wa, &wb);
+                    let v = if borrow {
+                        let (hi, _) = add_limbs(&v[N..], &modulus());
+                        [&v[..N], &hi[..]].concat()
+                    } else {
+                        v
+                    };
+                    redc(&v.try_into().unwrap(), &what)
+                }
+                OP_COPY => l,
+                other => panic!("{what}: unknown kind {other}"),
             };
             if op & TO_PX != 0 {
                 px = z;
             } else {
-                regs[d as usize] = z;
+                regs[d as usize] = field(z);
             }
         }
     }
@@ -528,12 +723,14 @@ mod tests {
 
     fn check<F: Field, G: CurveGroup<BaseField = F> + PrimeGroup<ScalarField = Fr>>(
         curve: Curve,
+        lazy: bool,
         split: fn(F) -> [Fq; 2],
         join: fn([Fq; 2]) -> F,
         affine_xy: fn(&G::Affine) -> (F, F),
     ) {
         let mut rng = ark_std::test_rng();
-        let p = programs(curve);
+        let p = programs(curve, lazy);
+        let run = |p: &Programs, name: &str, regs: &mut [Fq]| run(p, name, regs, lazy);
         let w = p.w as usize;
         for _ in 0..4 {
             let a = (G::generator() * Fr::rand(&mut rng)).into_affine();
@@ -577,8 +774,10 @@ mod tests {
 
     #[test]
     fn programs_compute_the_group_law() {
-        check::<Fq, G1Projective>(Curve::G1, |x| [x, Fq::ZERO], |v| v[0], |p| (p.x, p.y));
-        check::<Fq2, G2Projective>(Curve::G2, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
+        for lazy in [false, true] {
+            check::<Fq, G1Projective>(Curve::G1, lazy, |x| [x, Fq::ZERO], |v| v[0], |p| (p.x, p.y));
+            check::<Fq2, G2Projective>(Curve::G2, lazy, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
+        }
     }
 
     /// The plain path's function `func` (generated WGSL text), evaluated on the host: every
@@ -682,10 +881,54 @@ mod tests {
         check_plain::<Fq2, G2Projective>(Curve::G2, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]), |p| (p.x, p.y));
     }
 
+    /// One Fq2 product and one square as the interpreter runs them (both sequences: the
+    /// fused one and the lazy one), on edge operands — limbs p − 1, zero, limbs 1, one, the
+    /// lazy c0's negative case a0·b0 < a1·b1 — against arkworks, with `run`'s bound checks.
+    #[test]
+    fn fq2_products_on_edge_operands() {
+        let mut rng = ark_std::test_rng();
+        let mut p_minus_1 = modulus();
+        p_minus_1[0] -= 1;
+        let mut limbs_1 = [0u32; N];
+        limbs_1[0] = 1;
+        let values = [
+            Fq::ZERO,
+            from_limbs(limbs_1, "limbs 1"),
+            Fq::ONE,
+            from_limbs(p_minus_1, "p - 1"),
+            -Fq::ONE,
+            Fq::from(2u64),
+            Fq::rand(&mut rng),
+            Fq::rand(&mut rng),
+        ];
+        let operands: Vec<Fq2> = values.iter().flat_map(|&c0| values.iter().map(move |&c1| Fq2::new(c0, c1))).collect();
+        for lazy in [false, true] {
+            let mut b = Builder::new(2, true, lazy);
+            let (x, y) = (b.fixed(P), b.fixed(Q));
+            let c = b.mul(x, y);
+            let s = b.sqr(x);
+            b.store(&[(P + 1, c), (P + 2, s)]);
+            b.fold_stores();
+            let (words, high) = b.allocate();
+            let len = words.len() as u32;
+            let p = Programs { words, ranges: vec![("TEST", 0, len)], registers: high, w: 2 };
+            let mut regs = vec![Fq::ZERO; p.registers as usize];
+            for &u in &operands {
+                for &v in &operands {
+                    regs[..2].copy_from_slice(&[u.c0, u.c1]);
+                    regs[8..10].copy_from_slice(&[v.c0, v.c1]);
+                    run(&p, "TEST", &mut regs, lazy);
+                    assert_eq!(Fq2::new(regs[2], regs[3]), u * v, "lazy {lazy}: {u} · {v}");
+                    assert_eq!(Fq2::new(regs[4], regs[5]), u.square(), "lazy {lazy}: {u}²");
+                }
+            }
+        }
+    }
+
     #[test]
     fn folding_drops_the_copies() {
-        for curve in [Curve::G1, Curve::G2] {
-            let p = programs(curve);
+        for (curve, lazy) in [(Curve::G1, false), (Curve::G2, false), (Curve::G2, true)] {
+            let p = programs(curve, lazy);
             for (name, start, end) in &p.ranges {
                 let copies = p.words[*start as usize..*end as usize].iter().filter(|w| *w & 0xff == OP_COPY).count();
                 assert_eq!(copies, 0, "{curve:?} {name}");
@@ -695,8 +938,8 @@ mod tests {
 
     #[test]
     fn programs_fit_the_interpreter() {
-        for curve in [Curve::G1, Curve::G2] {
-            let p = programs(curve);
+        for (curve, lazy) in [(Curve::G1, false), (Curve::G2, false), (Curve::G2, true)] {
+            let p = programs(curve, lazy);
             assert!(p.registers < 256, "{curve:?}: {} registers", p.registers);
             assert!(p.ranges.iter().all(|r| r.1 < r.2));
         }

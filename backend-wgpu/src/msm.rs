@@ -221,7 +221,7 @@ impl WgpuDevice {
         programs
             .entry(curve)
             .or_insert_with(|| {
-                let words = crate::formulas::programs(curve).words;
+                let words = crate::formulas::programs(curve, self.formulas.fq2_lazy()).words;
                 std::sync::Arc::new(wgpu::util::DeviceExt::create_buffer_init(
                     &self.device,
                     &wgpu::util::BufferInitDescriptor {

@@ -45,6 +45,12 @@ pub enum Formulas {
     /// minutes to compile on llvmpipe, so it is opt-in (`G16_WGPU_FORMULAS=plain`), kept for
     /// drivers where inlining pays and as the baseline of that comparison.
     Plain,
+    /// The interpreter with lazy Fq2 products in G2 (vm_lazy.wgsl; formulas.rs,
+    /// `Builder::mul`): a Karatsuba product keeps its three Fq products double-width and
+    /// makes two Montgomery reductions instead of three. G1's module is the same text as
+    /// `Interpreted`'s. Opt-in (`G16_WGPU_FQ2_LAZY=1`) until measured on a GPU: NOTES.md has
+    /// the count and the prediction.
+    InterpretedLazy,
 }
 
 impl Formulas {
@@ -56,21 +62,35 @@ impl Formulas {
         match self {
             Formulas::Interpreted => "interpreted",
             Formulas::Plain => "plain",
+            Formulas::InterpretedLazy => "interpreted, lazy Fq2",
         }
     }
 
-    /// `G16_WGPU_FORMULAS=plain|interpreted` (`vm` also names the interpreter), if set.
+    /// `G16_WGPU_FORMULAS=plain|interpreted` (`vm` also names the interpreter) and
+    /// `G16_WGPU_FQ2_LAZY=1` (lazy Fq2 products in the interpreter; the plain path has no
+    /// lazy variant and ignores it), if set.
     pub fn from_env() -> Option<Formulas> {
-        match std::env::var(FORMULAS_ENV).ok()?.to_ascii_lowercase().as_str() {
-            "plain" => Some(Formulas::Plain),
-            "interpreted" | "vm" => Some(Formulas::Interpreted),
-            _ => None,
+        let lazy = std::env::var(FQ2_LAZY_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "on" | "yes"));
+        let interpreted = if lazy { Formulas::InterpretedLazy } else { Formulas::Interpreted };
+        match std::env::var(FORMULAS_ENV).map(|v| v.to_ascii_lowercase()).as_deref() {
+            Ok("plain") => Some(Formulas::Plain),
+            Ok("interpreted" | "vm") => Some(interpreted),
+            _ => lazy.then_some(interpreted),
         }
+    }
+
+    /// Whether G2's interpreter takes the lazy Fq2 product.
+    pub fn fq2_lazy(self) -> bool {
+        self == Formulas::InterpretedLazy
     }
 }
 
 /// The variable that overrides the formula path chosen for the adapter.
 pub const FORMULAS_ENV: &str = "G16_WGPU_FORMULAS";
+
+/// The variable that turns on the lazy Fq2 product (`Formulas::InterpretedLazy`), read when
+/// the device opens (its pipelines are created for one choice).
+pub const FQ2_LAZY_ENV: &str = "G16_WGPU_FQ2_LAZY";
 
 /// Storage bindings per split array: its elements may span up to this many buffers.
 pub const SPLIT_SLOTS: usize = 4;
@@ -297,7 +317,7 @@ impl Module {
             Module::MsmSort => include_str!("../../shaders/msm_sort.wgsl"),
             Module::Scan => include_str!("../../shaders/scan.wgsl"),
             Module::MsmBucket(_) => match formulas {
-                Formulas::Interpreted => include_str!("../../shaders/msm_bucket.wgsl"),
+                Formulas::Interpreted | Formulas::InterpretedLazy => include_str!("../../shaders/msm_bucket.wgsl"),
                 Formulas::Plain => include_str!("../../shaders/msm_bucket_plain.wgsl"),
             },
         }
@@ -317,9 +337,15 @@ pub fn compose(module: Module, arith: Arith, formulas: Formulas) -> String {
     if let Some(curve) = module.needs_fq() {
         s.push_str(&field_source::<ark_bls12_381::Fq>("fq"));
         match formulas {
-            Formulas::Interpreted => {
-                s.push_str(&crate::formulas::wgsl(curve));
-                s.push_str(include_str!("../../shaders/vm.wgsl"));
+            Formulas::Interpreted | Formulas::InterpretedLazy => {
+                let lazy = formulas.fq2_lazy() && curve == Curve::G2;
+                s.push_str(&crate::formulas::wgsl(curve, lazy));
+                if lazy {
+                    s.push_str(&lazy_field_source::<ark_bls12_381::Fq>("fq"));
+                    s.push_str(include_str!("../../shaders/vm_lazy.wgsl"));
+                } else {
+                    s.push_str(include_str!("../../shaders/vm.wgsl"));
+                }
                 s.push_str(&instantiate_curve(include_str!("../../shaders/curve.wgsl"), curve.prefix(), ""));
             }
             Formulas::Plain => {
@@ -391,13 +417,7 @@ fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str) -> String {
     let modulus = limbs32(&F::MODULUS);
     let limbs = modulus.len();
     let one = limbs32(&F::ONE.into_bigint_montgomery());
-    // -p^-1 mod 2^32 by Newton's iteration (p is odd).
-    let p0 = modulus[0];
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
-    }
-    let neg_inv = inv.wrapping_neg();
+    let neg_inv = neg_inv(modulus[0]);
     let src = include_str!("../../shaders/field.wgsl")
         .replace("NLIMBS", &format!("{limbs}u"))
         .replace("MONT_ONE", &wgsl_u32_list(&one))
@@ -406,6 +426,21 @@ fn field_source<F: PrimeField + MontgomeryRepr>(prefix: &str) -> String {
     let mut out = replace_word(&src.replace("FIELD_", &format!("{prefix}_")), "FIELD", prefix);
     out.push_str(&crate::field_wgsl::straight_line(prefix, &modulus, neg_inv));
     out
+}
+
+/// The lazy product's double-width functions for `F` under `prefix` (field_wgsl.rs).
+fn lazy_field_source<F: PrimeField>(prefix: &str) -> String {
+    let modulus = limbs32(&F::MODULUS);
+    crate::field_wgsl::lazy_wide(prefix, &modulus, neg_inv(modulus[0]))
+}
+
+/// -p^-1 mod 2^32 by Newton's iteration (p is odd).
+fn neg_inv(p0: u32) -> u32 {
+    let mut inv = 1u32;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
+    }
+    inv.wrapping_neg()
 }
 
 /// The Montgomery form of a field element (arkworks keeps it internally).

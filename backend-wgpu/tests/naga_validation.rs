@@ -11,8 +11,8 @@ fn validate(module: Module, arith: Arith, formulas: Formulas, caps: Capabilities
 }
 
 #[test]
-fn every_module_validates_on_both_arithmetic_paths_and_both_formula_paths() {
-    for formulas in [Formulas::Interpreted, Formulas::Plain] {
+fn every_module_validates_on_both_arithmetic_paths_and_every_formula_path() {
+    for formulas in [Formulas::Interpreted, Formulas::Plain, Formulas::InterpretedLazy] {
         let f = formulas.name();
         for module in Module::ALL {
             validate(module, Arith::Int64, formulas, Capabilities::SHADER_INT64)
@@ -37,6 +37,27 @@ fn the_formula_paths_differ_only_in_the_bucket_modules() {
                 assert!(plain.contains("_madd_tail(p:"), "{}", module.name());
             }
             _ => assert_eq!(vm, plain, "{}", module.name()),
+        }
+    }
+}
+
+#[test]
+fn the_lazy_fq2_product_changes_only_g2s_bucket_module() {
+    // Guards the validation above: the lazy variant really compiles the lazy interpreter and
+    // its double-width functions into G2's module, on both arithmetic paths, and changes no
+    // other module (G1's has no Fq2 product).
+    for arith in [Arith::Int64, Arith::U32] {
+        for module in Module::ALL {
+            let (vm, lazy) =
+                (compose(module, arith, Formulas::Interpreted), compose(module, arith, Formulas::InterpretedLazy));
+            if module == Module::MsmBucket(g16_wgpu::shader::Curve::G2) {
+                for f in ["fn fq_mul_wide(", "fn fq_redc(", "fn fq_wide_sub_mod(", "fn fq_add_raw(", "var wa: fq_wide;"]
+                {
+                    assert!(lazy.contains(f) && !vm.contains(f), "{f} ({arith:?})");
+                }
+            } else {
+                assert_eq!(vm, lazy, "{} ({arith:?})", module.name());
+            }
         }
     }
 }
