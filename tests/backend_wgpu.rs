@@ -1,7 +1,8 @@
 //! The conformance suite on the wgpu backend (lavapipe in CI; any Vulkan, Metal or DX12
 //! adapter elsewhere), once per arithmetic path — SHADER_INT64 where the adapter has it, and
 //! 32-bit limbs forced — on the default (interpreted) formula path, plus the plain formula
-//! path's G1 MSMs. `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
+//! path's G1 MSMs, and the lazy Fq2 product's G2 MSMs on both arithmetic paths.
+//! `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
 mod conformance;
 
 use g16_core::backend::{open, BackendKind};
@@ -25,6 +26,45 @@ mod u32_path {
         conformance::Device::Open(WgpuBackend::open_with(0, true, None).map(AnyBackend::Wgpu)),
         conformance::Sizes::ci_wgpu
     );
+
+    #[test]
+    fn fq2_lazy_msm_g2_matches_arkworks() {
+        super::fq2_lazy_msm_g2(true);
+    }
+}
+
+/// The lazy Fq2 product (`G16_WGPU_FQ2_LAZY=1`; off by default until it is measured on a GPU)
+/// on the 64-bit path where the adapter has it: G2 MSMs against arkworks with every scalar
+/// edge case (zero, one, r − 1, bits, skewed, ...), the identity and repeated bases. Both the
+/// accumulation (mixed additions) and the window reduction (XYZZ additions and doublings) run
+/// the lazy programs. The device is opened with the option, not the environment variable, so
+/// no test races another on process-wide state. The edge operands of the Fq2 product itself
+/// (limbs p − 1, zero, one, c0's negative case) are checked on the host, limb for limb, by
+/// g16-wgpu's `formulas::tests::fq2_products_on_edge_operands`.
+#[test]
+fn fq2_lazy_msm_g2_matches_arkworks() {
+    fq2_lazy_msm_g2(false);
+}
+
+fn fq2_lazy_msm_g2(force_u32: bool) {
+    use g16_core::backend::wgpu::Formulas;
+    use g16_core::backend::{AnyBackend, WgpuBackend};
+    let device = WgpuBackend::open_with(0, force_u32, Some(Formulas::InterpretedLazy)).map(AnyBackend::Wgpu);
+    let name = if force_u32 { "wgpu (lazy Fq2, 32-bit path)" } else { "wgpu (lazy Fq2)" };
+    if let Some(b) = conformance::open_or_skip(name, "G16_REQUIRE_WGPU", conformance::Device::Open(device)) {
+        if let AnyBackend::Wgpu(w) = &b {
+            assert_eq!(w.device().formulas(), Formulas::InterpretedLazy);
+            let u32_path = w.device().arith().name() == "u32";
+            assert_eq!(u32_path, force_u32 || !w.device().adapter().shader_int64);
+        }
+        // CI: G2 to 2^10 + 7 (2^12 adds ~the same again on lavapipe and nothing new);
+        // G16_CONFORMANCE=large: the large sizes (to 2^20).
+        let sizes = conformance::Sizes::from_env_or(|| conformance::Sizes {
+            msm_g2: vec![1, 2, 3, 100, (1 << 10) + 7],
+            ..conformance::Sizes::ci_wgpu()
+        });
+        conformance::msm_g2_matches_arkworks(&b, &sizes);
+    }
 }
 
 /// The plain formula path (opt-in; `Formulas::Plain` says why it is not the default) on this

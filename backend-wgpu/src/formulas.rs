@@ -925,6 +925,44 @@ mod tests {
         }
     }
 
+    /// What each G2 program costs the interpreter, fused against lazy: instructions, stores to
+    /// the register file, products (an Fq-size product, reduced or double-width) and Montgomery
+    /// reductions. NOTES.md quotes this table (`--nocapture` prints it); the asserts pin the
+    /// counts the prediction rests on: a mixed addition (head + tail) makes 28 products either
+    /// way, and 20 reductions lazily instead of 28.
+    #[test]
+    fn lazy_programs_count() {
+        let count = |p: &Programs, name: &str| -> [usize; 4] {
+            let &(_, start, end) = p.ranges.iter().find(|r| r.0 == name).unwrap();
+            let mut c = [0; 4];
+            for &ins in &p.words[start as usize..end as usize] {
+                let (op, kind) = (ins & 0xff, ins & 0xf);
+                c[0] += 1;
+                c[1] += usize::from(op & TO_PX == 0 && ![OP_WIDE_A, OP_WIDE_B].contains(&kind));
+                let product = [OP_MUL, OP_MUL_SUM, OP_MUL_DIFF, OP_WIDE_A, OP_WIDE_B, OP_REDC_SUM_AB].contains(&kind);
+                c[2] += usize::from(product);
+                c[3] += usize::from([OP_MUL, OP_MUL_SUM, OP_MUL_DIFF, OP_REDC_SUM_AB, OP_REDC_A_B].contains(&kind));
+            }
+            c
+        };
+        let (fused, lazy) = (programs(Curve::G2, false), programs(Curve::G2, true));
+        println!("G2 program: instructions, stores, products, reductions (fused -> lazy)");
+        let mut madd = [[0; 4]; 2];
+        for (name, ..) in &fused.ranges {
+            let (f, l) = (count(&fused, name), count(&lazy, name));
+            println!("{name}: {f:?} -> {l:?}");
+            if name.starts_with("MADD") {
+                for k in 0..4 {
+                    madd[0][k] += f[k];
+                    madd[1][k] += l[k];
+                }
+            }
+        }
+        println!("mixed addition: {:?} -> {:?}", madd[0], madd[1]);
+        assert_eq!((madd[0][2], madd[0][3]), (28, 28), "fused mixed addition");
+        assert_eq!((madd[1][2], madd[1][3]), (28, 20), "lazy mixed addition");
+    }
+
     #[test]
     fn folding_drops_the_copies() {
         for (curve, lazy) in [(Curve::G1, false), (Curve::G2, false), (Curve::G2, true)] {
