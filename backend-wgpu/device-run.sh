@@ -222,6 +222,51 @@ stage4() {
     step "done"
 }
 
+# Session 5 (not run yet): the lazy Fq2 product (G16_WGPU_FQ2_LAZY=1, off by default) against
+# today's product, in one call, every step under its own timeout. Binaries from a build of
+# main merged with this branch (so CUDA is the merged backend, its lazy product on), carried in
+# .device/wgpu as for s4 (cache/cuda filled ahead for sm_90). Order: pipeline creation cold,
+# both variants (the 5 s budget; a compile failure shows here first); MSM G2 2^20 against CUDA
+# in one `g16 bench` each, default / lazy / default / lazy (two runs of each variant give the
+# spread; METHOD: a difference below it is noise); G1 2^20 with the switch on (its module is the
+# same text: must not move); the lazy G2 MSM tests at G16_CONFORMANCE=large on both arithmetic
+# paths (to 2^20 against arkworks with the edge cases), the ranges test and the proofs (B's G2
+# MSM) with the switch on. Files: s5.txt (the log), h200-wgpu-s5.jsonl (each bench line; the
+# lazy runs are the ones run with the variable set: see s5.txt's step headers), suite5.txt.
+stage5() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s5.jsonl" log="$OUT/s5.txt" suite="$OUT/suite5.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    for lazy in 0 1; do
+        rm -rf /tmp/pc
+        step "pipelines, cold (no pipeline cache, no driver cache), G16_WGPU_FQ2_LAZY=$lazy"
+        G16_WGPU_FQ2_LAZY=$lazy G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 timeout 30 $d/wgpu_pipelines 2>&1 \
+            | tee -a "$log"
+    done
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    for round in 1 2; do
+        for lazy in 0 1; do
+            step "bench MSM G2 2^20, wgpu and cuda, G16_WGPU_FQ2_LAZY=$lazy, round $round"
+            G16_WGPU_FQ2_LAZY=$lazy b 40 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+        done
+    done
+    step "bench MSM G1 2^20, wgpu, G16_WGPU_FQ2_LAZY=1 (G1's module is unchanged: expect session 4's ~24.7 ms)"
+    G16_WGPU_FQ2_LAZY=1 b 30 --backends wgpu --ops msm-g1 --sizes 20 --runs 5
+    t() {
+        step "conformance, G16_CONFORMANCE=large, G16_WGPU_FQ2_LAZY=1: $*"
+        G16_WGPU_FQ2_LAZY=1 G16_CONFORMANCE=large timeout "$1" $d/backend_wgpu --test-threads 1 "${@:2}" 2>&1 \
+            | tee -a "$suite" | grep -E "^test |^ok|test result|panicked|FAILED" | tee -a "$log"
+    }
+    # fq2_lazy_*: both arithmetic paths, opened with the option (the variable is not needed).
+    t 120 fq2_lazy
+    t 30 msm_ranges --skip u32 --skip plain
+    t 90 proofs --skip u32 --skip plain
+    step "done"
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -242,7 +287,7 @@ case "${1:-all}" in
     s2) stage2 ;;
     s3a) stage3a ;;
     s3) stage3 ;;
-    s4a) stage4a ;;
     s4) stage4 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4a|s4" >&2; exit 2 ;;
+    s5) stage5 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 //! Compiles every module on the first usable adapter and prints how long each took.
 //! `MESA_SHADER_CACHE_DISABLE=true cargo run -p g16-wgpu --example pipelines` measures a cold start;
-//! `--u32` forces the 32-bit path, `G16_WGPU_FORMULAS=plain|interpreted` the formula path.
+//! `--u32` forces the 32-bit path, `G16_WGPU_FORMULAS=plain|interpreted` the formula path,
+//! `G16_WGPU_FQ2_LAZY=1` the lazy Fq2 product. Names of modules as arguments: only those.
 use g16_wgpu::{shader::Module, Options, WgpuDevice};
 
 fn main() {
