@@ -1,19 +1,18 @@
 // The curve interpreter with lazy Fq2 products (G2 only, G16_WGPU_FQ2_LAZY=1; vm.wgsl is the
 // default). Same registers, encoding and px as vm.wgsl; every product is fq_redc(fq_mul_wide)
 // (one double-width product and one Montgomery reduction per call site, about the code of
-// vm.wgsl's one CIOS product), and two double-width accumulators wa, wb hold a Karatsuba
-// product's a0·b0 and a1·b1 unreduced between instructions, so an Fq2 product takes three
-// double-width products and two reductions instead of three reduced products
-// (formulas.rs, Builder::mul, says the sequence and the bounds).
+// vm.wgsl's one CIOS product), and one double-width accumulator wa carries a Karatsuba
+// product's a0·b0 (then a0·b0 + a1·b1) unreduced between its instructions, so an Fq2 product
+// takes three double-width products and two reductions instead of three reduced products
+// (formulas.rs, Builder::mul, has the sequence and the bounds).
 //
 // Kinds (the op byte's low 4 bits):
 //   0  redc(l·b)                   1  fq_add(l, b)          2  fq_sub(l, b)      3  copy l
 //   4  redc(px·(a +raw b))         5  redc(px·(a − b))
 //   6  l +raw b (no reduction: < 2p; only into px, only ever a product's operand)
 //   7  wa = l·b, double width (no register written)
-//   8  wb = l·b, likewise
-//   9  redc(px·(a +raw b) − wa − wb)   (Karatsuba's c1 = a0·b1 + a1·b0: never negative)
-//   10 redc(wa − wb, plus p·R where negative)   (c0 = a0·b0 − a1·b1)
+//   8  t = l·b; redc(wa − t, plus p·R where negative); then wa += t   (Karatsuba's c0)
+//   9  redc(px·(a +raw b) − wa)     (Karatsuba's c1 = a0·b1 + a1·b0: never negative)
 // FROM_PX (0x10: the left operand l is px) and TO_PX (0x20: the result goes to px) as in
 // vm.wgsl.
 
@@ -32,7 +31,6 @@ fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
 fn vm_run(range: vec2<u32>, p: u32, q: u32) {
     var px: fq;
     var wa: fq_wide;
-    var wb: fq_wide;
     for (var pc = range.x; pc < range.y; pc++) {
         let ins = prog[pc];
         let op = ins & 0xffu;
@@ -53,30 +51,25 @@ fn vm_run(range: vec2<u32>, p: u32, q: u32) {
         } else if (kind == 6u) {
             z = fq_add_raw(l, b);
         } else {
-            var w: fq_wide;
-            if (kind == 10u) {
-                w = fq_wide_sub_mod(wa, wb);
-            } else {
-                var r = b;
-                if (kind == 4u || kind == 9u) {
-                    l = px;
-                    r = fq_add_raw(a, b);
-                } else if (kind == 5u) {
-                    l = px;
-                    r = fq_sub(a, b);
-                }
-                w = fq_mul_wide(l, r);
-                if (kind == 9u) {
-                    w = fq_wide_sub(fq_wide_sub(w, wa), wb);
-                }
+            var r = b;
+            if (kind == 4u || kind == 9u) {
+                l = px;
+                r = fq_add_raw(a, b);
+            } else if (kind == 5u) {
+                l = px;
+                r = fq_sub(a, b);
             }
+            var w = fq_mul_wide(l, r);
             if (kind == 7u) {
                 wa = w;
                 continue;
             }
             if (kind == 8u) {
-                wb = w;
-                continue;
+                let t = w;
+                w = fq_wide_sub_mod(wa, t);
+                wa = fq_wide_add(wa, t);
+            } else if (kind == 9u) {
+                w = fq_wide_sub(w, wa);
             }
             z = fq_redc(w);
         }

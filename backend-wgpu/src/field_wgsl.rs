@@ -178,6 +178,7 @@ fn mul_no_carry(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
 ///   limbs, the top bit of p's top limb being clear); only ever an operand of `mul_wide`.
 /// - `{prefix}_mul_wide(a, b)`: the whole product a·b (schoolbook, 2n limbs, no reduction);
 ///   exact for any a, b below 2^(32n).
+/// - `{prefix}_wide_add(a, b)`: a + b, for a sum below 2^(64n).
 /// - `{prefix}_wide_sub(a, b)`: a − b, for a ≥ b (the borrow out is dropped).
 /// - `{prefix}_wide_sub_mod(a, b)`: a − b, plus p·2^(32n) where it went below zero: for
 ///   a, b < p·2^(32n) the result is in [0, p·2^(32n)) and congruent to a − b mod p.
@@ -225,6 +226,16 @@ pub fn lazy_wide(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
             ));
         }
     };
+    // a + b, for a sum below 2^(64n) (the carry out is dropped).
+    s.push_str(&format!("fn {prefix}_wide_add(a: {prefix}_wide, b: {prefix}_wide) -> {prefix}_wide {{\n"));
+    s.push_str("    var carry = 0u;\n");
+    for i in 0..w {
+        s.push_str(&format!(
+            "    let x{i} = a[{i}];\n    let t{i} = x{i} + b[{i}];\n    let s{i} = t{i} + carry;\n    carry = select(0u, 1u, t{i} < x{i}) | select(0u, 1u, s{i} < t{i});\n"
+        ));
+    }
+    s.push_str(&format!("    return {prefix}_wide({});\n}}\n\n", list("s", 0..w)));
+
     s.push_str(&format!("fn {prefix}_wide_sub(a: {prefix}_wide, b: {prefix}_wide) -> {prefix}_wide {{\n"));
     sub(&mut s);
     s.push_str(&format!("    return {prefix}_wide({});\n}}\n\n", list("d", 0..w)));

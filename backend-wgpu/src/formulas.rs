@@ -27,15 +27,14 @@ pub const OP_COPY: u32 = 3;
 /// product each, without storing the sums.
 pub const OP_MUL_SUM: u32 = 4;
 pub const OP_MUL_DIFF: u32 = 5;
-/// The lazy Fq2 product's kinds (vm_lazy.wgsl; G2 with `Formulas::InterpretedLazy` only):
-/// px = a +raw b (unreduced, < 2p: only ever a product's operand), the double-width products
-/// wa = a·b and wb = a·b (no register written), c1 = REDC(px·(a +raw b) − wa − wb) and
-/// c0 = REDC(wa − wb, plus p·R where negative).
+/// The lazy Fq2 product's kinds (vm_lazy.wgsl; G2 with `Formulas::InterpretedLazy` only),
+/// around one double-width accumulator wa: px = a +raw b (unreduced, < 2p: only ever a
+/// product's operand); wa = a·b (double width, no register written); c0 = REDC(wa − a·b, plus
+/// p·R where negative), then wa += a·b; c1 = REDC(px·(a +raw b) − wa).
 pub const OP_ADD_RAW: u32 = 6;
-pub const OP_WIDE_A: u32 = 7;
-pub const OP_WIDE_B: u32 = 8;
-pub const OP_REDC_SUM_AB: u32 = 9;
-pub const OP_REDC_A_B: u32 = 10;
+pub const OP_WIDE: u32 = 7;
+pub const OP_REDC_DIFF_ACC: u32 = 8;
+pub const OP_REDC_SUM_MINUS: u32 = 9;
 /// Flags over the kinds above: the left operand is px (a is unused), and the result goes to
 /// px instead of register d.
 pub const FROM_PX: u32 = 0x10;
@@ -54,9 +53,6 @@ const S1: u16 = 11;
 /// the kernel picks (vm_run's p and q), so a kernel adds any slot to any other without
 /// copying points — on lavapipe every register access in a kernel costs compile time.
 const FIXED: u16 = 20;
-/// The first spare point: what an instruction without register operands names (programs
-/// never write it).
-const SPARE: u16 = 12;
 
 /// An element of the curve's field: one or two registers (virtual until allocation).
 #[derive(Clone, Copy)]
@@ -125,24 +121,24 @@ impl Builder {
             return E([self.op1(OP_MUL, a.0[0], b.0[0]), 0]);
         }
         if self.lazy {
-            // wa = a0·b0, wb = a1·b1 (double width); px = a0 + a1 (unreduced);
-            // c0 = REDC(wa − wb), c1 = REDC(px·(b0 + b1) − wa − wb): 3 double-width products
-            // and 2 reductions, 5 instructions and 2 stores (the fused sequence below: 3
-            // reduced products, 7 instructions, 4 stores). Bounds, for inputs < p (every
-            // register holds a reduced value): wa, wb < p²; (a0 + a1)(b0 + b1) − wa − wb =
-            // a0·b1 + a1·b0 in [0, 2p²); wa − wb in (−p², p²), p·R added where negative; both
-            // REDC arguments are below p·R (2p² < p·2^382), so each result is below 2p before
-            // its final subtraction. c0's instruction needs no register operand: it names the
-            // first spare point's register, which no program writes, so it keeps no value
-            // alive and blocks no store from folding (it comes last for the same reason: c1's
-            // instruction reads b0 and b1, which may be the slot c0 is stored into).
+            // px = a0 + a1 (unreduced); wa = a0·b0; c0 = REDC(wa − a1·b1), wa += a1·b1;
+            // c1 = REDC(px·(b0 + b1) − wa): 3 double-width products and 2 reductions, 4
+            // instructions and 2 stores (the fused sequence below: 3 reduced products, 7
+            // instructions, 4 stores). Bounds, for inputs < p (every register holds a reduced
+            // value): a0·b0, a1·b1 < p²; their difference is in (−p², p²), p·R added where
+            // negative; (a0 + a1)(b0 + b1) − a0·b0 − a1·b1 = a0·b1 + a1·b0 is in [0, 2p²);
+            // so both REDC arguments are below p·R (2p² < p·2^382) and each result is below
+            // 2p before its final subtraction.
+            // The last instruction reads b0 and b1 after c0 is written, so c0 cannot be
+            // computed straight into b's slot (fold_stores); the products' outputs go to P's
+            // slots, so b is the operand that is not a fixed slot where there is one.
+            let fixed = |e: E| e.0[0] < FIXED * self.w;
+            let (a, b) = if fixed(b) && !fixed(a) { (b, a) } else { (a, b) };
             let (a0, a1, b0, b1) = (a.0[0], a.0[1], b.0[0], b.0[1]);
-            self.ins.push((OP_WIDE_A, NO_REG, a0, b0));
-            self.ins.push((OP_WIDE_B, NO_REG, a1, b1));
             self.set_px(OP_ADD_RAW, a0, a1);
-            let c1 = self.op1(OP_REDC_SUM_AB, b0, b1);
-            let unused = SPARE * self.w;
-            let c0 = self.op1(OP_REDC_A_B, unused, unused);
+            self.ins.push((OP_WIDE, NO_REG, a0, b0));
+            let c0 = self.op1(OP_REDC_DIFF_ACC, a1, b1);
+            let c1 = self.op1(OP_REDC_SUM_MINUS, b0, b1);
             return E([c0, c1]);
         }
         let v0 = self.op1(OP_MUL, a.0[0], b.0[0]);
@@ -646,7 +642,7 @@ mod tests {
     fn run(p: &Programs, name: &str, regs: &mut [Fq], lazy: bool) {
         let &(_, start, end) = p.ranges.iter().find(|r| r.0 == name).unwrap();
         let mut px: Limbs = [0; N];
-        let (mut wa, mut wb): (Wide, Wide) = ([0; 2 * N], [0; 2 * N]);
+        let mut wa: Wide = [0; 2 * N];
         for (pc, &ins) in p.words[start as usize..end as usize].iter().enumerate() {
             let what = format!("{name}[{pc}]");
             let (op, d, a, b) = (ins & 0xff, (ins >> 8) & 0xff, (ins >> 16) & 0xff, ins >> 24);
@@ -667,29 +663,28 @@ mod tests {
                 OP_MUL_SUM => product(&px, &to_limbs(field(x) + field(y))),
                 OP_MUL_DIFF => product(&px, &to_limbs(field(x) - field(y))),
                 OP_ADD_RAW => raw(&l, &y),
-                OP_WIDE_A => {
+                OP_WIDE => {
                     wa = mul_wide(&l, &y);
                     continue;
                 }
-                OP_WIDE_B => {
-                    wb = mul_wide(&l, &y);
-                    continue;
-                }
-                OP_REDC_SUM_AB => {
-                    let v = mul_wide(&px, &raw(&x, &y));
-                    let (v, borrow1) = sub_limbs(&v, &wa);
-                    let (v, borrow2) = sub_limbs(&v, &wb);
-                    assert!(!borrow1 && !borrow2, "{what}: v2 − wa − wb below zero");
-                    redc(&v.try_into().unwrap(), &what)
-                }
-                OP_REDC_A_B => {
-                    let (v, borrow) = sub_limbs(&wa, &wb);
+                OP_REDC_DIFF_ACC => {
+                    let t = mul_wide(&l, &y);
+                    let (v, borrow) = sub_limbs(&wa, &t);
                     let v = if borrow {
                         let (hi, _) = add_limbs(&v[N..], &modulus());
                         [&v[..N], &hi[..]].concat()
                     } else {
                         v
                     };
+                    let (sum, carry) = add_limbs(&wa, &t);
+                    assert!(!carry, "{what}: wa + a·b past the limbs");
+                    wa = sum.try_into().unwrap();
+                    redc(&v.try_into().unwrap(), &what)
+                }
+                OP_REDC_SUM_MINUS => {
+                    let v = mul_wide(&px, &raw(&x, &y));
+                    let (v, borrow) = sub_limbs(&v, &wa);
+                    assert!(!borrow, "{what}: v2 − wa below zero");
                     redc(&v.try_into().unwrap(), &what)
                 }
                 OP_COPY => l,
@@ -938,10 +933,10 @@ mod tests {
             for &ins in &p.words[start as usize..end as usize] {
                 let (op, kind) = (ins & 0xff, ins & 0xf);
                 c[0] += 1;
-                c[1] += usize::from(op & TO_PX == 0 && ![OP_WIDE_A, OP_WIDE_B].contains(&kind));
-                let product = [OP_MUL, OP_MUL_SUM, OP_MUL_DIFF, OP_WIDE_A, OP_WIDE_B, OP_REDC_SUM_AB].contains(&kind);
-                c[2] += usize::from(product);
-                c[3] += usize::from([OP_MUL, OP_MUL_SUM, OP_MUL_DIFF, OP_REDC_SUM_AB, OP_REDC_A_B].contains(&kind));
+                c[1] += usize::from(op & TO_PX == 0 && kind != OP_WIDE);
+                let reduced = [OP_MUL, OP_MUL_SUM, OP_MUL_DIFF, OP_REDC_DIFF_ACC, OP_REDC_SUM_MINUS].contains(&kind);
+                c[2] += usize::from(reduced || kind == OP_WIDE);
+                c[3] += usize::from(reduced);
             }
             c
         };

@@ -51,8 +51,14 @@ fn the_lazy_fq2_product_changes_only_g2s_bucket_module() {
             let (vm, lazy) =
                 (compose(module, arith, Formulas::Interpreted), compose(module, arith, Formulas::InterpretedLazy));
             if module == Module::MsmBucket(g16_wgpu::shader::Curve::G2) {
-                for f in ["fn fq_mul_wide(", "fn fq_redc(", "fn fq_wide_sub_mod(", "fn fq_add_raw(", "var wa: fq_wide;"]
-                {
+                for f in [
+                    "fn fq_mul_wide(",
+                    "fn fq_redc(",
+                    "fn fq_wide_sub_mod(",
+                    "fn fq_wide_add(",
+                    "fn fq_add_raw(",
+                    "var wa: fq_wide;",
+                ] {
                     assert!(lazy.contains(f) && !vm.contains(f), "{f} ({arith:?})");
                 }
             } else {
