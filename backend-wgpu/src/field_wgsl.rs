@@ -186,6 +186,9 @@ fn mul_no_carry(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
 ///   (R = 2^(32n)): 12 rows of (one m, n multiply-adds), the row's carry kept in one word.
 pub fn lazy_wide(prefix: &str, modulus: &[u32], neg_inv: u32) -> String {
     let n = modulus.len();
+    // p < 2^(32n − 2): unreduced sums (< 2p) fit the limbs, and a product of two of them
+    // (< 4p²) stays below p·R, what `redc` needs (BLS12-381's p < 2^381).
+    assert!(modulus[n - 1] < 0x4000_0000, "the lazy product needs p < 2^(32n - 2)");
     let w = 2 * n;
     let mut s = format!("alias {prefix}_wide = array<u32, {w}>;\n\n");
     let list =
