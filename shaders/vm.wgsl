@@ -1,22 +1,9 @@
 // The interpreter of curve programs (backend-wgpu/src/formulas.rs): straight-line Fq code,
 // one instruction per word (op | dst << 8 | a << 16 | b << 24), in the `prog` binding.
-// Registers live in private memory. However many formulas a kernel runs, each call site of
-// vm_run holds one Montgomery product, one sum and one difference, which keeps the modules
-// small enough for every driver's compiler (see formulas.rs for why that matters).
-
-var<private> vm: array<fq, VM_REGISTERS>;
-
-// Register r of a program: P's range (4 coordinates) from register p, Q's from register q,
-// the rest absolute (formulas.rs).
-fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
-    if (r < 4u * VM_W) {
-        return p + r;
-    }
-    if (r < 8u * VM_W) {
-        return q + r - 4u * VM_W;
-    }
-    return r;
-}
+// Registers live in private memory (vm_registers.wgsl). However many formulas a kernel runs,
+// each call site of vm_run holds one Montgomery product, one sum and one difference, which
+// keeps the modules small enough for every driver's compiler (see formulas.rs for why that
+// matters).
 
 // The op byte: the kind in its low 4 bits (0 product, 1 sum, 2 difference, 3 copy, 4 and 5
 // px·(a + b) and px·(a − b)), then FROM_PX (0x10: the left operand is px) and TO_PX (0x20:

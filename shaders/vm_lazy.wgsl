@@ -16,18 +16,6 @@
 // FROM_PX (0x10: the left operand l is px) and TO_PX (0x20: the result goes to px) as in
 // vm.wgsl.
 
-var<private> vm: array<fq, VM_REGISTERS>;
-
-fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
-    if (r < 4u * VM_W) {
-        return p + r;
-    }
-    if (r < 8u * VM_W) {
-        return q + r - 4u * VM_W;
-    }
-    return r;
-}
-
 fn vm_run(range: vec2<u32>, p: u32, q: u32) {
     var px: fq;
     var wa: fq_wide;

@@ -340,6 +340,7 @@ pub fn compose(module: Module, arith: Arith, formulas: Formulas) -> String {
             Formulas::Interpreted | Formulas::InterpretedLazy => {
                 let lazy = formulas.fq2_lazy() && curve == Curve::G2;
                 s.push_str(&crate::formulas::wgsl(curve, lazy));
+                s.push_str(include_str!("../../shaders/vm_registers.wgsl"));
                 if lazy {
                     s.push_str(&lazy_field_source::<ark_bls12_381::Fq>("fq"));
                     s.push_str(include_str!("../../shaders/vm_lazy.wgsl"));
