@@ -67,7 +67,7 @@ fn bucket_sum_to(b: u32, coord: u32) {
 
 // Thread (w, s): Σ_{k in segment s of window w} (k+1)·S_k, by a running sum from the top
 // (acc = Σ_{k' ≥ k} S_k', total += acc gives Σ (k − lo + 1)·S_k), plus lo·acc by
-// double-and-add (a doubling adds a slot to itself). Thread nwin·segments copies the ones
+// double-and-add (a doubling adds a slot to itself). Thread sets·segments copies the ones
 // bucket's sum to the end of the output.
 //
 // A little state machine around a single CURVE_add call, and no point ever copied: drivers
@@ -106,10 +106,10 @@ fn reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         CURVE_set_identity(0u);
     } else {
         let segs = params.segments;
-        if (i > params.nwin * segs) {
+        if (i > params.sets * segs) {
             return;
         }
-        if (i == params.nwin * segs) {
+        if (i == params.sets * segs) {
             bucket_sum_to(params.ones_bucket, 0u);
             pout_from_vm(i, P_REG);
             return;

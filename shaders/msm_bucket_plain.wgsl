@@ -71,10 +71,10 @@ fn reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         step = STEP_GROUP;
     } else {
         let segs = params.segments;
-        if (i > params.nwin * segs) {
+        if (i > params.sets * segs) {
             return;
         }
-        if (i == params.nwin * segs) {
+        if (i == params.sets * segs) {
             pout_store(i, bucket_sum(params.ones_bucket));
             return;
         }

@@ -10,6 +10,10 @@
 // the windows at all.
 //
 // Key layout: bucket index in the low 31 bits, the sign in the top bit; EMPTY marks "none".
+//
+// The shared layout (over a table of shifted bases, msm_table.wgsl; `stride` ≠ 0): every
+// window's digit goes into the one set of B buckets (bucket |d| − 1), and its base is the
+// table's entry for that window, w·stride + i, so the windows need no doublings between them.
 
 const EMPTY: u32 = 0xffffffffu;
 const SIGN: u32 = 0x80000000u;
@@ -23,13 +27,14 @@ struct Params {
     nwin: u32,
     half_buckets: u32,
     ones_bucket: u32,
-    pad0: u32,
+    // The shared layout's table stride (its points per window), or 0: one bucket set a window.
+    stride: u32,
     pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 
-// c bits of s starting at bit `at` (c ≤ 16; bits past the top read as zero).
+// c bits of s starting at bit `at` (c < 32; bits past the top read as zero).
 fn window_bits(s: ptr<function, fr>, at: u32, c: u32) -> u32 {
     let limb = at >> 5u;
     let sh = at & 31u;
@@ -85,7 +90,8 @@ fn digits(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         if (magnitude == 0u) {
             keys[first + w] = EMPTY;
         } else {
-            let bucket = w * half + magnitude - 1u;
+            let bucket_set = select(w, 0u, params.stride != 0u);
+            let bucket = bucket_set * half + magnitude - 1u;
             keys[first + w] = bucket | sign;
             atomicAdd(&counts[bucket], 1u);
         }
@@ -104,5 +110,10 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     }
     let bucket = key & ~SIGN;
     let slot = offsets[bucket] + atomicAdd(&counts[bucket], 1u);
-    sorted[slot] = (i / params.nwin) | (key & SIGN);
+    // The base: scalar i / nwin's, or in the shared layout its window's entry in the table.
+    var base = i / params.nwin;
+    if (params.stride != 0u) {
+        base += (i % params.nwin) * params.stride;
+    }
+    sorted[slot] = base | (key & SIGN);
 }

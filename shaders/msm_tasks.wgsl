@@ -6,8 +6,9 @@ struct Params {
     t: u32,
     nb: u32,
     base_offset: u32,
-    // reduce over windows: windows, buckets per window (B), segments per window, the ones bucket.
-    nwin: u32,
+    // reduce over windows: bucket sets (one a window, or one in all over shifted bases),
+    // buckets per set (B), segments per set, the ones bucket.
+    sets: u32,
     half_buckets: u32,
     segments: u32,
     ones_bucket: u32,

@@ -108,6 +108,10 @@ pub struct Measurement {
     /// the whole operation's span (`msm_g1`) and its phases (`msm_g1.accumulate`, …).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub phases_ms: BTreeMap<String, f64>,
+    /// MSM ops: the bases' upload, once, with whatever the backend prepares there (the
+    /// shifted bases of CUDA and wgpu), wall ms; outside `median_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bases_upload_ms: Option<f64>,
 }
 
 pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
@@ -278,9 +282,13 @@ fn measure(
     // Device spans of each run, by name (summed within the run); warm-up runs included, cut below.
     let mut spans_per_run: Vec<BTreeMap<String, f64>> = Vec::new();
     let mut record_spans = || spans_per_run.push(span_totals(backend));
+    let mut bases_upload_ms = None;
     match op {
         Op::MsmG1 | Op::MsmG1Witness => {
-            let bases = backend.upload_g1_bases(inputs.g1(size))?;
+            let host = inputs.g1(size);
+            let t = Instant::now();
+            let bases = backend.upload_g1_bases(host)?;
+            bases_upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
             let draw = if op == Op::MsmG1 { random_scalars } else { witness_scalars };
             for _ in 0..total {
                 let scalars = backend.upload_scalars(&draw(n))?;
@@ -291,7 +299,10 @@ fn measure(
             }
         }
         Op::MsmG2 | Op::MsmG2Witness => {
-            let bases = backend.upload_g2_bases(inputs.g2(size))?;
+            let host = inputs.g2(size);
+            let t = Instant::now();
+            let bases = backend.upload_g2_bases(host)?;
+            bases_upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
             let draw = if op == Op::MsmG2 { random_scalars } else { witness_scalars };
             for _ in 0..total {
                 let scalars = backend.upload_scalars(&draw(n))?;
@@ -349,6 +360,7 @@ fn measure(
     backend.drain_device_spans(); // the bench keeps no timeline; don't let spans pile up
     let mut first = measurement(info, op_name(op), size, &times[args.warmup..]);
     first.phases_ms = median_phases(spans_per_run.get(args.warmup..).unwrap_or(&[]));
+    first.bases_upload_ms = bases_upload_ms;
     let mut out = vec![first];
     if !device_times.is_empty() {
         out.push(measurement(info, "prove-device", size, &device_times[args.warmup..]));
@@ -427,6 +439,7 @@ fn measurement(info: &BackendInfo, op: &str, size: u32, times: &[f64]) -> Measur
         commit: stamp::COMMIT.to_string(),
         date: stamp::today_utc(),
         phases_ms: BTreeMap::new(),
+        bases_upload_ms: None,
     }
 }
 
@@ -474,6 +487,11 @@ fn print_table(results: &[Measurement]) {
     for m in results.iter().filter(|m| !m.phases_ms.is_empty()) {
         let phases: Vec<String> = m.phases_ms.iter().map(|(name, ms)| format!("{name} {ms:.2}")).collect();
         println!("  {} {} 2^{} device ms (median): {}", m.backend, m.op, m.size, phases.join(", "));
+    }
+    for m in results {
+        if let Some(ms) = m.bases_upload_ms {
+            println!("  {} {} 2^{} bases uploaded and prepared in {ms:.1} ms (once)", m.backend, m.op, m.size);
+        }
     }
 }
 

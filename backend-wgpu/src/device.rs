@@ -31,6 +31,26 @@ pub struct Options {
     pub max_binding_bytes: Option<u64>,
     /// The host clock device timestamps are mapped onto (nanoseconds).
     pub clock: fn() -> u64,
+    /// Base vectors of 2^min ≤ len < 2^max points get shifted bases at upload (msm.rs,
+    /// `ShiftedBases`); an empty range turns them off. `None`: `G16_WGPU_MSM_PRECOMPUTE`
+    /// (0 = off, else min) and `G16_WGPU_MSM_PRECOMPUTE_MAX`, else [`MSM_TABLES_DEFAULT`].
+    pub msm_tables: Option<(u32, u32)>,
+}
+
+/// Which base vectors get shifted bases by default: 2^18 ≤ len < 2^23, as the CUDA backend
+/// (below, the windowed layout's few additions gain little; above, the tables outgrow memory
+/// and, for G2, the split bindings).
+pub const MSM_TABLES_DEFAULT: (u32, u32) = (18, 23);
+
+/// `Options::msm_tables` from the environment.
+fn msm_tables_from_env() -> (u32, u32) {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u32>().ok());
+    let max = var("G16_WGPU_MSM_PRECOMPUTE_MAX").unwrap_or(MSM_TABLES_DEFAULT.1).min(40);
+    match var("G16_WGPU_MSM_PRECOMPUTE") {
+        Some(0) => (0, 0),
+        Some(min) => (min.min(40), max),
+        None => (MSM_TABLES_DEFAULT.0, max),
+    }
 }
 
 fn default_clock() -> u64 {
@@ -40,7 +60,14 @@ fn default_clock() -> u64 {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { ordinal: 0, force_u32: false, formulas: None, max_binding_bytes: None, clock: default_clock }
+        Options {
+            ordinal: 0,
+            force_u32: false,
+            formulas: None,
+            max_binding_bytes: None,
+            clock: default_clock,
+            msm_tables: None,
+        }
     }
 }
 
@@ -192,6 +219,8 @@ pub struct WgpuDevice {
     cache: Option<(wgpu::PipelineCache, std::path::PathBuf)>,
     /// Temporaries kept across operations (scratch.rs).
     pub(crate) scratch_pool: crate::scratch::Pool,
+    /// Which base vectors get shifted bases (`Options::msm_tables`, resolved); None: none.
+    pub(crate) msm_tables: Option<(u32, u32)>,
 }
 
 impl WgpuDevice {
@@ -271,6 +300,7 @@ impl WgpuDevice {
             programs: Mutex::default(),
             cache,
             scratch_pool: Default::default(),
+            msm_tables: Some(options.msm_tables.unwrap_or_else(msm_tables_from_env)).filter(|(lo, hi)| lo < hi),
         };
         dev.timing.calibrate(&dev.device, &dev.queue)?;
         Ok(dev)

@@ -23,7 +23,7 @@ mod scratch;
 pub mod shader;
 pub mod timing;
 
-pub use device::{device_count, list_adapters, AdapterSummary, Options, WgpuDevice};
+pub use device::{device_count, list_adapters, AdapterSummary, Options, WgpuDevice, MSM_TABLES_DEFAULT};
 pub use msm::{G1Buffer, G2Buffer};
 pub use ntt::{FrBuffer, NttKind};
 pub use shader::{Arith, Formulas};

@@ -22,27 +22,54 @@ use crate::shader::{Curve, Elem, Module};
 use crate::timing::Op;
 use crate::WgpuError;
 
-/// G1 bases on the device (affine, resident).
-pub struct G1Buffer(pub(crate) Chunked);
-/// G2 bases on the device (affine, resident).
-pub struct G2Buffer(pub(crate) Chunked);
+/// G1 bases on the device (affine, resident), with their shifted bases where made.
+pub struct G1Buffer {
+    pub(crate) bases: Chunked,
+    pub(crate) shifted: Option<ShiftedBases>,
+}
+/// G2 bases on the device (affine, resident), with their shifted bases where made.
+pub struct G2Buffer {
+    pub(crate) bases: Chunked,
+    pub(crate) shifted: Option<ShiftedBases>,
+}
 
 impl G1Buffer {
     pub fn len(&self) -> usize {
-        self.0.len
+        self.bases.len
     }
     pub fn is_empty(&self) -> bool {
-        self.0.len == 0
+        self.bases.len == 0
+    }
+    /// The window width of the shifted bases made at upload, if any (see [`ShiftedBases`]).
+    pub fn shifted_window(&self) -> Option<u32> {
+        self.shifted.as_ref().map(|t| t.c)
     }
 }
 
 impl G2Buffer {
     pub fn len(&self) -> usize {
-        self.0.len
+        self.bases.len
     }
     pub fn is_empty(&self) -> bool {
-        self.0.len == 0
+        self.bases.len == 0
     }
+    /// The window width of the shifted bases made at upload, if any (see [`ShiftedBases`]).
+    pub fn shifted_window(&self) -> Option<u32> {
+        self.shifted.as_ref().map(|t| t.c)
+    }
+}
+
+/// Precomputed shifted bases (shaders/msm_table.wgsl): `data[w·len + i]` = 2^(c·w)·P_i,
+/// affine, for every window w. An MSM over them sums all windows into one set of 2^(c−1)
+/// buckets (the shared layout): one bucket reduction instead of one a window, so c can be
+/// wider and the windows fewer (2^20 points: c = 20, 13 windows, against 16 windows of 16
+/// bits; 19 % fewer additions). They cost `windows` times the bases' memory and, once per
+/// upload, c·(windows − 1) doublings and one inversion a point.
+pub(crate) struct ShiftedBases {
+    data: Chunked,
+    len: usize,
+    c: u32,
+    windows: u32,
 }
 
 /// One sub-MSM's result: its window bits, and its window sums then the ones sum, as XYZZ words.
@@ -97,6 +124,20 @@ fn best_window(n: u64) -> u32 {
     (4..=20).min_by_key(|&c| (cost(c), c)).unwrap_or(16)
 }
 
+/// Window widths of shifted bases (at most 2^19 buckets, as the windowed layout).
+const SHARED_WINDOWS: std::ops::RangeInclusive<u32> = 8..=20;
+/// Points per launch of the shifted-bases kernel (fewer where their multiples would not fit
+/// one binding).
+const SHIFT_CHUNK: u64 = 1 << 16;
+
+/// The window width and count of shifted bases for `len` points: the fewest counted
+/// additions (len·windows, and ~3 a bucket for one set of 2^(c−1)).
+fn shared_window(len: u64) -> (u32, u32) {
+    let cost = |c: u32| len * u64::from(windows(c)) + 3 * (1u64 << (c - 1));
+    let c = SHARED_WINDOWS.min_by_key(|&c| (cost(c), c)).unwrap_or(16);
+    (c, windows(c))
+}
+
 /// `G16_WGPU_MSM_WINDOW=c` (4..=20) forces the window size (for tuning runs).
 fn window_override() -> Option<u32> {
     std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
@@ -134,12 +175,33 @@ struct Plan {
     group: u32,
     /// Bases per task at level 0.
     t0: u32,
+    /// Bucket sets: one a window, or one in all over shifted bases (the shared layout).
+    sets: u32,
+    /// The shared layout's table stride (its points a window); 0 in the windowed layout.
+    stride: u32,
 }
 
 impl Plan {
+    /// The windowed layout: a set of buckets per window, c by counted additions.
     fn new(n: usize) -> Plan {
         let c = window_override().unwrap_or_else(|| best_window(n as u64));
-        let nwin = windows(c);
+        Plan::layout(n, c, windows(c), windows(c), 0)
+    }
+
+    /// The shared layout over `table`: its c and windows, one set of buckets.
+    fn shared(n: usize, table: &ShiftedBases) -> Plan {
+        Plan::layout(n, table.c, table.windows, 1, table.len as u32)
+    }
+
+    /// The layout for n scalars over `bases`: shared where they have shifted bases.
+    fn for_bases(n: usize, table: Option<&ShiftedBases>) -> Plan {
+        match table {
+            Some(t) => Plan::shared(n, t),
+            None => Plan::new(n),
+        }
+    }
+
+    fn layout(n: usize, c: u32, nwin: u32, sets: u32, stride: u32) -> Plan {
         let half = 1u32 << (c - 1);
         let (segment, group) = reduce_shape();
         Plan {
@@ -147,10 +209,12 @@ impl Plan {
             c,
             nwin,
             half,
-            nb: nwin * half + 1,
+            nb: sets * half + 1,
             segments: (half / segment).max(1),
             group,
             t0: task_override().unwrap_or(T0),
+            sets,
+            stride,
         }
     }
 
@@ -177,18 +241,83 @@ impl Plan {
 }
 
 impl WgpuDevice {
+    /// G1 bases to the device, and their shifted bases where the length gains from them
+    /// (`Options::msm_tables`).
     pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, WgpuError> {
-        let buf = self.chunked("G1 bases", Elem::G1Affine, host.len())?;
-        self.write_chunked(&buf, &to_words(host, Elem::G1Affine.words(), g1_to_words))?;
+        let bases = self.chunked("G1 bases", Elem::G1Affine, host.len())?;
+        self.write_chunked(&bases, &to_words(host, Elem::G1Affine.words(), g1_to_words))?;
         self.check_errors("uploading G1 bases")?;
-        Ok(G1Buffer(buf))
+        let shifted = self.shifted_bases(Curve::G1, &bases)?;
+        Ok(G1Buffer { bases, shifted })
     }
 
+    /// G2 bases to the device, and their shifted bases where the length gains from them.
     pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, WgpuError> {
-        let buf = self.chunked("G2 bases", Elem::G2Affine, host.len())?;
-        self.write_chunked(&buf, &to_words(host, Elem::G2Affine.words(), g2_to_words))?;
+        let bases = self.chunked("G2 bases", Elem::G2Affine, host.len())?;
+        self.write_chunked(&bases, &to_words(host, Elem::G2Affine.words(), g2_to_words))?;
         self.check_errors("uploading G2 bases")?;
-        Ok(G2Buffer(buf))
+        let shifted = self.shifted_bases(Curve::G2, &bases)?;
+        Ok(G2Buffer { bases, shifted })
+    }
+
+    /// The shifted bases of `bases` (msm_table.wgsl), when its length is in the range that
+    /// gets them and the table fits the split bindings and device memory; None otherwise.
+    /// Returns once the table is built.
+    fn shifted_bases(&self, curve: Curve, bases: &Chunked) -> Result<Option<ShiftedBases>, WgpuError> {
+        let len = bases.len;
+        let Some((min_log, max_log)) = self.msm_tables else { return Ok(None) };
+        if len < 1usize << min_log.min(40) || len >= 1usize << max_log.min(40) {
+            return Ok(None);
+        }
+        let (c, windows) = shared_window(len as u64);
+        let entries = len as u64 * u64::from(windows);
+        if entries >= 1 << 31 || entries > self.max_elements(curve.affine()) {
+            return Ok(None);
+        }
+        // The multiples of one launch's points must fit one binding.
+        let per_point = u64::from(windows - 1).max(1) * curve.xyzz().bytes();
+        let chunk = (self.binding_bytes / per_point).min(SHIFT_CHUNK).min(len as u64) as usize;
+        if chunk == 0 {
+            return Ok(None);
+        }
+        // Tables are an optimisation: memory that runs short skips them, never the upload.
+        fn or_skip<T>(r: Result<T, WgpuError>) -> Result<Option<T>, WgpuError> {
+            match r {
+                Ok(b) => Ok(Some(b)),
+                Err(WgpuError::OutOfMemory { .. } | WgpuError::TooLarge { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+        let Some(data) = or_skip(self.chunked("MSM shifted bases", curve.affine(), entries as usize))? else {
+            return Ok(None);
+        };
+        let Some(multiples) = or_skip(self.plain("MSM shifted-bases multiples", chunk as u64 * per_point))? else {
+            return Ok(None);
+        };
+        let kernel = self.kernel(Module::MsmTable(curve), "shift_bases")?;
+        let prog = self.program(curve);
+        let span = format!("msm_{}.shift_bases", curve.prefix());
+        for first in (0..len).step_by(chunk) {
+            let count = chunk.min(len - first);
+            let mut block = self.param_block(1)?;
+            let params = [len as u32, c, windows, first as u32, count as u32, 0, 0, 0];
+            let group = self.bind_in(
+                &mut block,
+                &kernel,
+                &params,
+                &[Res::Split(bases), Res::Split(&data), Res::Plain(&multiples), Res::Plain(&prog)],
+            )?;
+            let mut op = Op::new(self, None, Some(&span));
+            {
+                let mut pass = op.pass(&span);
+                self.dispatch(&mut pass, &kernel, &group, count as u64)?;
+            }
+            self.write_params(&block);
+            op.submit()?;
+        }
+        self.wait()?;
+        self.check_errors("building MSM shifted bases")?;
+        Ok(Some(ShiftedBases { data, len, c, windows }))
     }
 
     /// `Σ scalars[range][i]·bases[i]`.
@@ -199,7 +328,7 @@ impl WgpuDevice {
         range: Range<usize>,
         tag: Option<u64>,
     ) -> Result<G1Projective, WgpuError> {
-        let windows = self.msm(Curve::G1, &bases.0, scalars, range, tag)?;
+        let windows = self.msm(Curve::G1, &bases.bases, bases.shifted.as_ref(), scalars, range, tag)?;
         Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g1_xyzz_from_words(p)).collect()))))
     }
 
@@ -211,7 +340,7 @@ impl WgpuDevice {
         range: Range<usize>,
         tag: Option<u64>,
     ) -> Result<G2Projective, WgpuError> {
-        let windows = self.msm(Curve::G2, &bases.0, scalars, range, tag)?;
+        let windows = self.msm(Curve::G2, &bases.bases, bases.shifted.as_ref(), scalars, range, tag)?;
         Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g2_xyzz_from_words(p)).collect()))))
     }
 
@@ -235,10 +364,10 @@ impl WgpuDevice {
     }
 
     /// The largest sub-MSM whose temporaries each fit one binding.
-    fn sub_msm_len(&self, curve: Curve, n: usize) -> usize {
+    fn sub_msm_len(&self, curve: Curve, n: usize, table: Option<&ShiftedBases>) -> usize {
         let mut len = n.max(1);
         loop {
-            let plan = Plan::new(len);
+            let plan = Plan::for_bases(len, table);
             let keys = plan.entries() * 4;
             let partials = plan.tasks0() * curve.xyzz().bytes();
             if (keys <= self.binding_bytes && partials <= self.binding_bytes) || len == 1 {
@@ -253,6 +382,7 @@ impl WgpuDevice {
         &self,
         curve: Curve,
         bases: &Chunked,
+        table: Option<&ShiftedBases>,
         scalars: &FrBuffer,
         range: Range<usize>,
         tag: Option<u64>,
@@ -265,12 +395,12 @@ impl WgpuDevice {
         if bases.len < n {
             return Err(WgpuError::LengthMismatch { op, expected: n, got: bases.len });
         }
-        let step = self.sub_msm_len(curve, n);
+        let step = self.sub_msm_len(curve, n, table);
         let mut out = Vec::new();
         let mut at = 0;
         while at < n {
             let len = step.min(n - at);
-            out.push(self.sub_msm(curve, &op, bases, at, scalars, range.start + at, len, tag)?);
+            out.push(self.sub_msm(curve, &op, bases, table, at, scalars, range.start + at, len, tag)?);
             at += len;
         }
         Ok(out)
@@ -282,13 +412,16 @@ impl WgpuDevice {
         curve: Curve,
         op_name: &str,
         bases: &Chunked,
+        table: Option<&ShiftedBases>,
         base_offset: usize,
         scalars: &FrBuffer,
         scalar_offset: usize,
         n: usize,
         tag: Option<u64>,
     ) -> Result<(u32, Vec<Vec<u32>>), WgpuError> {
-        let plan = Plan::new(n);
+        let plan = Plan::for_bases(n, table);
+        // The accumulation reads the table's entry w·stride + i in the shared layout.
+        let bases = table.map_or(bases, |t| &t.data);
         let xyzz = curve.xyzz();
         let nb = u64::from(plan.nb);
         let keys = self.scratch("msm keys", plan.entries() * 4)?;
@@ -303,7 +436,7 @@ impl WgpuDevice {
         }
         let ping = self.scratch("msm partials (ping)", plan.tasks0() * xyzz.bytes())?;
         let pong = self.scratch("msm partials (pong)", plan.tasks0() * xyzz.bytes())?;
-        let win_len = u64::from(plan.nwin * plan.segments + 1);
+        let win_len = u64::from(plan.sets * plan.segments + 1);
         let wa = self.scratch("msm windows (a)", win_len * xyzz.bytes())?;
         let wb = self.scratch("msm windows (b)", win_len * xyzz.bytes())?;
         let dummy_bases = self.dummy(curve.affine())?;
@@ -324,14 +457,15 @@ impl WgpuDevice {
         let reduce = self.kernel(bucket, "reduce")?;
         let sum_groups = reduce.clone();
 
-        let sort_params =
-            |count: u64| vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, 0, 0];
+        let sort_params = |count: u64| {
+            vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, plan.stride, 0]
+        };
         let bucket_params = |t: u32, outputs: u32, group: u32, mode: u32| {
             vec![
                 t,
                 plan.nb,
                 base_offset as u32,
-                plan.nwin,
+                plan.sets,
                 plan.half,
                 plan.segments,
                 plan.nb - 1,
@@ -459,7 +593,7 @@ impl WgpuDevice {
             while per_window > 1 {
                 let group = per_window.min(plan.group);
                 per_window /= group;
-                let outputs = plan.nwin * per_window;
+                let outputs = plan.sets * per_window;
                 let g = self.bind_in(
                     &mut block,
                     &sum_groups,
@@ -484,9 +618,10 @@ impl WgpuDevice {
         }
         self.write_params(&block);
         op.submit()?;
-        // win_in: the nwin window sums; wa's last entry: the ones bucket.
+        // win_in: the sets' sums (a window's each, or the one shared sum); wa's last entry: the
+        // ones bucket.
         let pb = xyzz.bytes();
-        let words = self.read_back(&[(win_in, 0, u64::from(plan.nwin) * pb), (&wa, (win_len - 1) * pb, pb)])?;
+        let words = self.read_back(&[(win_in, 0, u64::from(plan.sets) * pb), (&wa, (win_len - 1) * pb, pb)])?;
         let points = words.chunks_exact(xyzz.words()).map(<[u32]>::to_vec).collect();
         Ok((plan.c, points))
     }

@@ -230,16 +230,21 @@ pub enum Module {
     MsmSort,
     Scan,
     MsmBucket(Curve),
+    /// Shifted bases for the MSM's shared layout (msm_table.wgsl), built once per uploaded
+    /// base vector.
+    MsmTable(Curve),
 }
 
 impl Module {
-    pub const ALL: [Module; 6] = [
+    pub const ALL: [Module; 8] = [
         Module::Ntt,
         Module::Pointwise,
         Module::MsmSort,
         Module::Scan,
         Module::MsmBucket(Curve::G1),
         Module::MsmBucket(Curve::G2),
+        Module::MsmTable(Curve::G1),
+        Module::MsmTable(Curve::G2),
     ];
 
     pub fn name(self) -> String {
@@ -249,6 +254,7 @@ impl Module {
             Module::MsmSort => "msm_sort".into(),
             Module::Scan => "scan".into(),
             Module::MsmBucket(c) => format!("msm_bucket_{}", c.prefix()),
+            Module::MsmTable(c) => format!("msm_table_{}", c.prefix()),
         }
     }
 
@@ -259,6 +265,7 @@ impl Module {
             Module::MsmSort => &["digits", "scatter"],
             Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
             Module::MsmBucket(_) => &["accumulate", "reduce"],
+            Module::MsmTable(_) => &["shift_bases"],
         }
     }
 
@@ -295,6 +302,12 @@ impl Module {
                 bind("pout", c.xyzz(), ReadWrite, Plain),
                 bind("prog", U32, Read, Plain),
             ],
+            Module::MsmTable(c) => vec![
+                bind("bases", c.affine(), Read, Split),
+                bind("table", c.affine(), ReadWrite, Split),
+                bind("multiples", c.xyzz(), ReadWrite, Plain),
+                bind("prog", U32, Read, Plain),
+            ],
         }
     }
 
@@ -305,7 +318,7 @@ impl Module {
 
     fn needs_fq(self) -> Option<Curve> {
         match self {
-            Module::MsmBucket(c) => Some(c),
+            Module::MsmBucket(c) | Module::MsmTable(c) => Some(c),
             _ => None,
         }
     }
@@ -320,6 +333,7 @@ impl Module {
                 Formulas::Interpreted | Formulas::InterpretedLazy => include_str!("../../shaders/msm_bucket.wgsl"),
                 Formulas::Plain => include_str!("../../shaders/msm_bucket_plain.wgsl"),
             },
+            Module::MsmTable(_) => include_str!("../../shaders/msm_table.wgsl"),
         }
     }
 }
@@ -327,6 +341,12 @@ impl Module {
 /// The full WGSL text of `module` on arithmetic path `arith`, with the curve formulas
 /// compiled as `formulas` says (only the MSM bucket modules have any).
 pub fn compose(module: Module, arith: Arith, formulas: Formulas) -> String {
+    // The tables' kernel runs the interpreter's doubling whatever the bucket kernels take: it
+    // runs once per base vector, and one small module for every formula path is the point.
+    let formulas = match module {
+        Module::MsmTable(_) => Formulas::Interpreted,
+        _ => formulas,
+    };
     let mut s = String::new();
     s.push_str(match arith {
         Arith::Int64 => include_str!("../../shaders/wide_int64.wgsl"),
@@ -370,6 +390,7 @@ pub fn compose(module: Module, arith: Arith, formulas: Formulas) -> String {
             s.push_str(include_str!("../../shaders/msm_tasks.wgsl"));
             s.push_str(&instantiate_curve(kernel, curve.prefix(), ""));
         }
+        Module::MsmTable(curve) => s.push_str(&instantiate_curve(kernel, curve.prefix(), "")),
         _ => s.push_str(kernel),
     }
     s

@@ -157,3 +157,70 @@ fn device_spans_are_tagged_ordered_and_on_the_host_clock() {
     assert!(ntt[0].end_ns <= ntt[1].start_ns + ntt[1].error_bound_ns, "queued in order, run in order");
     assert!(dev.drain_spans().unwrap().is_empty(), "drain empties");
 }
+
+/// Scalars of every kind the shared layout's digits meet: random, zero, one (the ones
+/// bucket), r − 1 (every window's digit negative with carries), small, and one value repeated
+/// (one bucket a window takes every point).
+fn edge_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Fr> {
+    let repeated = Fr::rand(rng);
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => Fr::from(0u64),
+            1 => Fr::from(1u64),
+            2 => -Fr::from(1u64),
+            3 => Fr::from(i as u64),
+            4 => repeated,
+            _ => Fr::rand(rng),
+        })
+        .collect()
+}
+
+#[test]
+fn shifted_bases_msm_matches_arkworks() {
+    // Tables forced onto small vectors (2^4 points and up), with 1 MiB bindings so that a
+    // table spans several buffers and is built over several launches. Bases: random points,
+    // the identity twice, one point repeated; MSMs over the whole vector and over a range.
+    let options = Options { msm_tables: Some((4, 40)), max_binding_bytes: Some(MIB), ..Default::default() };
+    let Some(dev) = open(options) else { return };
+    let mut rng = rng();
+
+    let n1 = (1 << 10) + 7;
+    let mut g1 = points::<G1Projective>(n1, &mut rng);
+    g1[5] = Default::default();
+    g1[n1 - 1] = Default::default();
+    g1[9] = g1[8];
+    let b1 = dev.upload_g1(&g1).unwrap();
+    let c1 = b1.shifted_window().expect("a G1 table for 2^10 + 7 points");
+    let table_entries = g1.len() as u64 * u64::from(255u32.div_ceil(c1));
+    assert!(table_entries * Elem::G1Affine.bytes() > MIB, "the table must span several buffers");
+    let scalars = edge_scalars(n1, &mut rng);
+    let s = dev.upload_fr(&scalars).unwrap();
+    assert!(
+        dev.msm_g1(&b1, &s, 0..n1, None).unwrap() == G1Projective::msm_unchecked(&g1, &scalars),
+        "G1 MSM of {n1} points over shifted bases (c = {c1})"
+    );
+    let range = 100..700;
+    assert!(
+        dev.msm_g1(&b1, &s, range.clone(), None).unwrap() == G1Projective::msm_unchecked(&g1, &scalars[range]),
+        "G1 MSM over a range, shifted bases"
+    );
+
+    let n2 = 100;
+    let mut g2 = points::<G2Projective>(n2, &mut rng);
+    g2[0] = Default::default();
+    g2[3] = g2[2];
+    let b2 = dev.upload_g2(&g2).unwrap();
+    let c2 = b2.shifted_window().expect("a G2 table for 100 points");
+    let scalars = edge_scalars(n2, &mut rng);
+    let s = dev.upload_fr(&scalars).unwrap();
+    assert!(
+        dev.msm_g2(&b2, &s, 0..n2, None).unwrap() == G2Projective::msm_unchecked(&g2, &scalars),
+        "G2 MSM of {n2} points over shifted bases (c = {c2})"
+    );
+
+    // Below the range, and with tables off: the windowed layout, the same results.
+    let few = dev.upload_g1(&g1[..8]).unwrap();
+    assert_eq!(few.shifted_window(), None);
+    let Some(off) = open(Options { msm_tables: Some((0, 0)), ..Default::default() }) else { return };
+    assert_eq!(off.upload_g1(&g1).unwrap().shifted_window(), None);
+}
