@@ -267,6 +267,52 @@ stage5() {
     step "done"
 }
 
+# Session 6: shifted bases (the shared layout, default on for 2^18 ≤ len < 2^23) against
+# CUDA and against the windowed layout (G16_WGPU_MSM_PRECOMPUTE=0), in one call, every step
+# under its own timeout. Binaries in .device/wgpu as for s5, plus wgpu_engine (the crate's
+# engine tests). Order: pipeline creation cold (one after another, then in parallel); MSM
+# G2 2^20, G1 2^20, G1 2^22 against CUDA in one `g16 bench` each, then the same wgpu cases
+# with tables off; the table test on the GPU; the large conformance tests that meet tables
+# (msm_g2 to 2^20, msm_g1 at 2^20 and 2^22) and the proofs; then the traced 2^20 proof.
+# Files: s6.txt (the log, step headers with seconds), h200-wgpu-s6.jsonl, suite6.txt.
+stage6() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s6.jsonl" log="$OUT/s6.txt" suite="$OUT/suite6.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    rm -rf /tmp/pc
+    step "pipelines, cold (no pipeline cache, no driver cache), one module after another"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    step "pipelines, cold, in parallel"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines --parallel 2>&1 \
+        | tee -a "$log"
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    step "bench, tables on (default)"
+    b 60 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    b 45 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 60 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    step "bench, tables off (G16_WGPU_MSM_PRECOMPUTE=0)"
+    G16_WGPU_MSM_PRECOMPUTE=0 b 40 --backends wgpu --ops msm-g2 --sizes 20 --runs 5
+    G16_WGPU_MSM_PRECOMPUTE=0 b 40 --backends wgpu --ops msm-g1 --sizes 20 --runs 5
+    step "engine tests (the table test among them)"
+    G16_REQUIRE_WGPU=1 timeout 60 $d/wgpu_engine --test-threads 1 2>&1 | tee -a "$suite" \
+        | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"
+    t() {
+        step "conformance, G16_CONFORMANCE=large: $*"
+        G16_CONFORMANCE=large timeout "$1" $d/backend_wgpu --test-threads 1 --skip u32 --skip plain --skip fq2_lazy \
+            "${@:2}" 2>&1 | tee -a "$suite" | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"
+    }
+    t 60 msm_g2 msm_ranges
+    t 120 msm_g1
+    t 60 proofs
+    step "prove synthetic 2^20, wgpu, 3 partitions"
+    timeout 90 $d/g16 prove --backend wgpu --circuit synthetic --size 20 --partitions 3 --json 2>&1 | tail -5 \
+        | tee -a "$log"
+    step "done"
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -289,5 +335,6 @@ case "${1:-all}" in
     s3) stage3 ;;
     s4) stage4 ;;
     s5) stage5 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5" >&2; exit 2 ;;
+    s6) stage6 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5|s6" >&2; exit 2 ;;
 esac

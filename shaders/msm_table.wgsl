@@ -10,9 +10,7 @@
 // XYZZ (the interpreter's DBL program), each multiple kept in `multiples`; then one field
 // inversion for all the point's multiples (Montgomery's trick over d_w = ZZ_w·ZZZ_w: the
 // prefix products are parked in the table's own slots until the backward pass overwrites
-// them), and x = X/ZZ, y = Y/ZZZ. Building a table is a one-off per uploaded base vector, so
-// the code here is written for small pipelines (one Montgomery product site for the field
-// products, one for the inversion) rather than speed.
+// them), and x = X/ZZ, y = Y/ZZZ. Building a table is a one-off per uploaded base vector.
 
 struct Params {
     // Points in the base vector (the table's stride between windows).
@@ -29,45 +27,14 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 
-// Coordinate slots (curve.wgsl numbering: a slot is CURVE_W registers). The running multiple
-// is P (0..4), which DBL doubles in place; a multiple read back in the backward pass is Q
-// (4..8). Field values live in the spare slots 12..19, which no program touches. PREFIX and
-// PREV are stored to and loaded from the table as an affine point's x, so the slot after each
-// (its y) is scratch.
-const PREFIX: u32 = 12u;
-const D: u32 = 14u;
-const INV: u32 = 15u;
-const PREV: u32 = 16u;
-const DINV: u32 = 18u;
-const T: u32 = 19u;
-// CURVE_fe_inverse's scratch: the conjugate and the norm.
-const CONJ: u32 = 8u;
-const NORM: u32 = 9u;
-
-// Slot dst = slot a · slot b in the coordinate field (Fq for G1; Fq2 = Fq[u]/(u² + 1) for G2,
-// Karatsuba: c0 = a0·b0 − a1·b1, c1 = (a0 + a1)(b0 + b1) − a0·b0 − a1·b1). dst may be a or b.
-fn CURVE_fe_mul(dst: u32, a: u32, b: u32) {
-    let ra = a * CURVE_W;
-    let rb = b * CURVE_W;
-    let rd = dst * CURVE_W;
-    var t: array<fq, 3>;
-    let products = 2u * CURVE_W - 1u;
-    for (var k = 0u; k < products; k++) {
-        var l = vm[ra + min(k, CURVE_W - 1u)];
-        var r = vm[rb + min(k, CURVE_W - 1u)];
-        if (k == 2u) {
-            l = fq_add(vm[ra], vm[ra + 1u]);
-            r = fq_add(vm[rb], vm[rb + 1u]);
-        }
-        t[k] = fq_mul(l, r);
-    }
-    if (CURVE_W == 1u) {
-        vm[rd] = t[0];
-    } else {
-        vm[rd] = fq_sub(t[0], t[1]);
-        vm[rd + 1u] = fq_sub(fq_sub(t[2], t[0]), t[1]);
-    }
-}
+// Coordinate slots (curve.wgsl numbering: a slot is CURVE_W registers): the running multiple
+// is P (0..4), which DBL doubles in place; the multiple of the backward pass is Q (4..8);
+// the field values are TABLE_PREFIX, TABLE_INV, TABLE_PREV and TABLE_NORM (formulas.rs).
+//
+// Every product of the kernel runs in the interpreter (programs DBL and TABLE_*, formulas.rs)
+// from one vm_run call site, and the inversion is one more product site: a driver inlines
+// each call site whole, so a kernel written with a product call per step compiled for 6 s
+// (G1) and 11 s (G2) on the H200.
 
 // a^(p−2) = 1/a in Fq (a ≠ 0), square-and-multiply from the top bit of p − 2, with one
 // product site: each turn either squares or multiplies by a.
@@ -98,17 +65,12 @@ fn fq_inverse(a: fq) -> fq {
     return r;
 }
 
-// Slot dst = 1 / slot a (a ≠ 0): a⁻¹ = conj(a) / (a·conj(a)), where a·conj(a) = a0² + a1² lies
-// in Fq (for G1, conj(a) = a and the norm is a²).
-fn CURVE_fe_inverse(dst: u32, a: u32) {
-    vm[CONJ * CURVE_W] = vm[a * CURVE_W];
-    if (CURVE_W == 2u) {
-        vm[CONJ * CURVE_W + 1u] = fq_neg(vm[a * CURVE_W + 1u]);
-    }
-    CURVE_fe_mul(NORM, a, CONJ);
-    vm[NORM * CURVE_W] = fq_inverse(vm[NORM * CURVE_W]);
-    CURVE_fe_mul(dst, CONJ, NORM);
-}
+// The kernel's steps, one program each.
+const STEP_DOUBLE: u32 = 0u; // P = 2P, c times a window
+const STEP_FWD: u32 = 1u; // multiple w out, PREFIX ·= ZZ·ZZZ, PREFIX parked in table slot w
+const STEP_NORM: u32 = 2u; // NORM = PREFIX·conj(PREFIX), then inverted
+const STEP_INV: u32 = 3u; // INV = 1/PREFIX
+const STEP_BWD: u32 = 4u; // multiple w affine into table slot w, down to w = 1
 
 @compute @workgroup_size(64)
 fn shift_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -128,35 +90,59 @@ fn shift_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         }
         return;
     }
+    if (windows < 2u) {
+        return;
+    }
     CURVE_set_one(2u);
     CURVE_set_one(3u);
-    CURVE_set_one(PREFIX);
-    // Forward: the multiples, and prefix_w = d_1·…·d_w (parked in table slot w).
-    for (var w = 1u; w < windows; w++) {
-        for (var k = 0u; k < params.c; k++) {
-            vm_run(CURVE_DBL, 0u, 0u);
+    CURVE_set_one(TABLE_PREFIX);
+    var step = STEP_DOUBLE;
+    var w = 1u;
+    var k = 0u;
+    loop {
+        var prog = CURVE_DBL;
+        if (step == STEP_FWD) {
+            multiples_from_vm((w - 1u) * params.count + t, 0u);
+            prog = CURVE_TABLE_FWD;
+        } else if (step == STEP_NORM) {
+            prog = CURVE_TABLE_NORM;
+        } else if (step == STEP_INV) {
+            prog = CURVE_TABLE_INV;
+        } else if (step == STEP_BWD) {
+            multiples_to_vm((w - 1u) * params.count + t, 4u * CURVE_W);
+            if (w > 1u) {
+                table_to_vm((w - 1u) * len + i, TABLE_PREV * CURVE_W);
+            } else {
+                CURVE_set_one(TABLE_PREV);
+            }
+            prog = CURVE_TABLE_BWD;
         }
-        multiples_from_vm((w - 1u) * params.count + t, 0u);
-        CURVE_fe_mul(D, 2u, 3u);
-        CURVE_fe_mul(PREFIX, PREFIX, D);
-        table_from_vm(w * len + i, PREFIX * CURVE_W);
-    }
-    // INV = 1/prefix_{windows−1}; backward, INV = 1/prefix_w on entering window w.
-    CURVE_fe_inverse(INV, PREFIX);
-    for (var w = windows - 1u; w >= 1u; w--) {
-        multiples_to_vm((w - 1u) * params.count + t, 4u * CURVE_W);
-        if (w > 1u) {
-            table_to_vm((w - 1u) * len + i, PREV * CURVE_W);
+        vm_run(prog, 0u, 4u * CURVE_W);
+        if (step == STEP_DOUBLE) {
+            k += 1u;
+            if (k == params.c) {
+                k = 0u;
+                step = STEP_FWD;
+            }
+        } else if (step == STEP_FWD) {
+            table_from_vm(w * len + i, TABLE_PREFIX * CURVE_W);
+            w += 1u;
+            step = select(STEP_NORM, STEP_DOUBLE, w < windows);
+        } else if (step == STEP_NORM) {
+            vm[TABLE_NORM * CURVE_W] = fq_inverse(vm[TABLE_NORM * CURVE_W]);
+            if (CURVE_W == 2u) {
+                vm[TABLE_NORM * CURVE_W + 1u] = fq_zero();
+            }
+            step = STEP_INV;
+        } else if (step == STEP_INV) {
+            w = windows - 1u;
+            step = STEP_BWD;
         } else {
-            CURVE_set_one(PREV);
+            table_from_vm(w * len + i, 4u * CURVE_W);
+            w -= 1u;
+            if (w == 0u) {
+                break;
+            }
         }
-        CURVE_fe_mul(DINV, INV, PREV); // 1/d_w
-        CURVE_fe_mul(D, 6u, 7u); // d_w
-        CURVE_fe_mul(INV, INV, D); // 1/prefix_{w−1}
-        CURVE_fe_mul(T, DINV, 7u); // 1/ZZ = ZZZ/d
-        CURVE_fe_mul(4u, 4u, T); // x = X/ZZ
-        CURVE_fe_mul(T, DINV, 6u); // 1/ZZZ = ZZ/d
-        CURVE_fe_mul(5u, 5u, T); // y = Y/ZZZ
-        table_from_vm(w * len + i, 4u * CURVE_W);
     }
 }

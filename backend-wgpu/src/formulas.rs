@@ -390,6 +390,68 @@ fn add_tail(b: &mut Builder) {
     b.store(&[(P, x3), (P + 1, y3), (P + 2, zz3), (P + 3, zzz3)]);
 }
 
+/// Slots of the shifted-bases kernel's field values (msm_table.wgsl; the WGSL constants
+/// `TABLE_*` are generated from these). PREFIX and PREV go to and come from the table as an
+/// affine point's x, so the slot after each is the kernel's scratch; NORM's second register
+/// holds zero when TABLE_INV runs (the kernel sets it).
+const TABLE_PREFIX: u16 = 12;
+const TABLE_INV: u16 = 15;
+const TABLE_PREV: u16 = 16;
+const TABLE_NORM: u16 = 18;
+
+/// Shifted bases, forward, after P's doublings: PREFIX ·= ZZ·ZZZ (Montgomery's trick over
+/// d = ZZ·ZZZ, whose inverse gives both 1/ZZ = ZZZ/d and 1/ZZZ = ZZ/d).
+fn table_fwd(b: &mut Builder) {
+    let (pzz, pzzz, prefix) = (b.fixed(P + 2), b.fixed(P + 3), b.fixed(TABLE_PREFIX));
+    let d = b.mul(pzz, pzzz);
+    let prefix2 = b.mul(prefix, d);
+    b.store(&[(TABLE_PREFIX, prefix2)]);
+}
+
+/// NORM = PREFIX·conj(PREFIX), in Fq (a0² + a1² for G2; a² for G1): the one value the kernel
+/// inverts (in NORM's first register).
+fn table_norm(b: &mut Builder) {
+    let a = b.fixed(TABLE_PREFIX).0;
+    let n = if b.w == 1 {
+        b.op1(OP_MUL, a[0], a[0])
+    } else {
+        let s0 = b.op1(OP_MUL, a[0], a[0]);
+        let s1 = b.op1(OP_MUL, a[1], a[1]);
+        b.op1(OP_ADD, s0, s1)
+    };
+    let dst = b.fixed(TABLE_NORM).0[0];
+    b.ins.push((OP_COPY, dst, n, n));
+}
+
+/// INV = 1/PREFIX = conj(PREFIX)·(1/NORM), NORM's first register inverted by the kernel and
+/// its second zero.
+fn table_inv(b: &mut Builder) {
+    let (a, n) = (b.fixed(TABLE_PREFIX).0, b.fixed(TABLE_NORM).0);
+    let c0 = b.op1(OP_MUL, a[0], n[0]);
+    let inv = if b.w == 1 {
+        E([c0, 0])
+    } else {
+        let t = b.op1(OP_MUL, a[1], n[0]);
+        E([c0, b.op1(OP_SUB, n[1], t)])
+    };
+    b.store(&[(TABLE_INV, inv)]);
+}
+
+/// Backward, window w: Q holds the multiple (XYZZ), INV = 1/prefix_w, PREV = prefix_{w−1}.
+/// Q becomes affine (x = X·ZZZ/d, y = Y·ZZ/d with 1/d = INV·PREV) and INV = 1/prefix_{w−1}.
+fn table_bwd(b: &mut Builder) {
+    let (qx, qy, qzz, qzzz) = (b.fixed(Q), b.fixed(Q + 1), b.fixed(Q + 2), b.fixed(Q + 3));
+    let (inv, prev) = (b.fixed(TABLE_INV), b.fixed(TABLE_PREV));
+    let dinv = b.mul(inv, prev);
+    let d = b.mul(qzz, qzzz);
+    let inv2 = b.mul(inv, d);
+    let izz = b.mul(dinv, qzzz);
+    let x = b.mul(qx, izz);
+    let izzz = b.mul(dinv, qzz);
+    let y = b.mul(qy, izzz);
+    b.store(&[(Q, x), (Q + 1, y), (TABLE_INV, inv2)]);
+}
+
 /// A curve's programs: the instruction words, each program's range, the registers needed.
 pub struct Programs {
     pub words: Vec<u32>,
@@ -406,7 +468,7 @@ pub fn programs(curve: Curve, lazy: bool) -> Programs {
     let mut words = Vec::new();
     let mut ranges = Vec::new();
     let mut registers = FIXED * w;
-    for (name, build) in FORMULAS {
+    for &(name, build) in FORMULAS.iter().chain(&TABLE_PROGRAMS) {
         let mut b = Builder::new(w, true, lazy);
         build(&mut b);
         b.fold_stores();
@@ -420,6 +482,10 @@ pub fn programs(curve: Curve, lazy: bool) -> Programs {
 }
 
 type Build = fn(&mut Builder);
+
+/// The shifted-bases kernel's programs (field arithmetic only; after FORMULAS in the words).
+const TABLE_PROGRAMS: [(&str, Build); 4] =
+    [("TABLE_FWD", table_fwd), ("TABLE_NORM", table_norm), ("TABLE_INV", table_inv), ("TABLE_BWD", table_bwd)];
 
 /// The six formulas, by name: the order of [`Programs::ranges`].
 const FORMULAS: [(&str, Build); 6] = [
@@ -514,6 +580,9 @@ pub fn wgsl(curve: Curve, lazy: bool) -> String {
     let mut s = format!("const VM_REGISTERS: u32 = {}u;\nconst CURVE_W: u32 = {}u;\n", p.registers, p.w);
     for (name, start, end) in &p.ranges {
         s.push_str(&format!("const CURVE_{name} = vec2<u32>({start}u, {end}u);\n"));
+    }
+    for (name, slot) in [("PREFIX", TABLE_PREFIX), ("INV", TABLE_INV), ("PREV", TABLE_PREV), ("NORM", TABLE_NORM)] {
+        s.push_str(&format!("const TABLE_{name}: u32 = {slot}u;\n"));
     }
     // The interpreter (vm.wgsl) is not per curve: it reads the width as VM_W.
     s.replace("CURVE", curve.prefix()) + &format!("const VM_W: u32 = {}u;\n", p.w)
@@ -764,6 +833,56 @@ mod tests {
             let mut regs = saved;
             run(&p, "DBL", &mut regs);
             assert_eq!(coords(&regs), affine_xy(&(a + a).into_affine()), "{curve:?} dbl");
+        }
+    }
+
+    /// The shifted-bases kernel's programs (msm_table.wgsl) on random field values, through
+    /// the host model of the interpreter: the forward product, the norm the kernel inverts,
+    /// the inverse from it, and the backward step's affine coordinates and running inverse.
+    fn check_table<F: Field>(curve: Curve, lazy: bool, split: fn(F) -> [Fq; 2], join: fn([Fq; 2]) -> F) {
+        let mut rng = ark_std::test_rng();
+        let p = programs(curve, lazy);
+        let w = p.w as usize;
+        let slot = |s: u16| s as usize;
+        for _ in 0..4 {
+            let mut regs = vec![Fq::ZERO; p.registers as usize];
+            let (zz, zzz, prefix) = (F::rand(&mut rng), F::rand(&mut rng), F::rand(&mut rng));
+            put(&mut regs, w, 2, zz, split);
+            put(&mut regs, w, 3, zzz, split);
+            put(&mut regs, w, slot(TABLE_PREFIX), prefix, split);
+            run(&p, "TABLE_FWD", &mut regs, lazy);
+            let prefix = prefix * zz * zzz;
+            assert_eq!(get(&regs, w, slot(TABLE_PREFIX), join), prefix, "{curve:?} TABLE_FWD");
+            run(&p, "TABLE_NORM", &mut regs, lazy);
+            // What the kernel does between the two: invert NORM's first register, zero its second.
+            let n = regs[slot(TABLE_NORM) * w];
+            regs[slot(TABLE_NORM) * w] = n.inverse().unwrap();
+            if w == 2 {
+                regs[slot(TABLE_NORM) * w + 1] = Fq::ZERO;
+            }
+            run(&p, "TABLE_INV", &mut regs, lazy);
+            assert_eq!(get(&regs, w, slot(TABLE_INV), join), prefix.inverse().unwrap(), "{curve:?} TABLE_INV");
+
+            let q: Vec<F> = (0..4).map(|_| F::rand(&mut rng)).collect();
+            let (inv, prev) = (F::rand(&mut rng), F::rand(&mut rng));
+            for (k, v) in q.iter().enumerate() {
+                put(&mut regs, w, 4 + k, *v, split);
+            }
+            put(&mut regs, w, slot(TABLE_INV), inv, split);
+            put(&mut regs, w, slot(TABLE_PREV), prev, split);
+            run(&p, "TABLE_BWD", &mut regs, lazy);
+            let dinv = inv * prev;
+            assert_eq!(get(&regs, w, 4, join), q[0] * dinv * q[3], "{curve:?} TABLE_BWD x");
+            assert_eq!(get(&regs, w, 5, join), q[1] * dinv * q[2], "{curve:?} TABLE_BWD y");
+            assert_eq!(get(&regs, w, slot(TABLE_INV), join), inv * q[2] * q[3], "{curve:?} TABLE_BWD inv");
+        }
+    }
+
+    #[test]
+    fn table_programs_invert_and_normalise() {
+        for lazy in [false, true] {
+            check_table::<Fq>(Curve::G1, lazy, |x| [x, Fq::ZERO], |v| v[0]);
+            check_table::<Fq2>(Curve::G2, lazy, |x| [x.c0, x.c1], |v| Fq2::new(v[0], v[1]));
         }
     }
 

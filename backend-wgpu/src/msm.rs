@@ -138,6 +138,12 @@ fn shared_window(len: u64) -> (u32, u32) {
     (c, windows(c))
 }
 
+/// `G16_WGPU_MSM_TABLE_WINDOW=c` (8..=20) forces the shifted bases' window size, read when
+/// bases are uploaded (for tuning runs).
+fn table_window_override() -> Option<u32> {
+    std::env::var("G16_WGPU_MSM_TABLE_WINDOW").ok()?.parse().ok().filter(|c| SHARED_WINDOWS.contains(c))
+}
+
 /// `G16_WGPU_MSM_WINDOW=c` (4..=20) forces the window size (for tuning runs).
 fn window_override() -> Option<u32> {
     std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
@@ -269,7 +275,10 @@ impl WgpuDevice {
         if len < 1usize << min_log.min(40) || len >= 1usize << max_log.min(40) {
             return Ok(None);
         }
-        let (c, windows) = shared_window(len as u64);
+        let (c, windows) = match table_window_override() {
+            Some(c) => (c, self::windows(c)),
+            None => shared_window(len as u64),
+        };
         let entries = len as u64 * u64::from(windows);
         if entries >= 1 << 31 || entries > self.max_elements(curve.affine()) {
             return Ok(None);

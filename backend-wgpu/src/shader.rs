@@ -341,10 +341,10 @@ impl Module {
 /// The full WGSL text of `module` on arithmetic path `arith`, with the curve formulas
 /// compiled as `formulas` says (only the MSM bucket modules have any).
 pub fn compose(module: Module, arith: Arith, formulas: Formulas) -> String {
-    // The tables' kernel runs the interpreter's doubling whatever the bucket kernels take: it
-    // runs once per base vector, and one small module for every formula path is the point.
-    let formulas = match module {
-        Module::MsmTable(_) => Formulas::Interpreted,
+    // The tables' kernel runs the curve programs (the device's program buffer, lazy or not)
+    // through the interpreter even where the bucket kernels take the plain formulas.
+    let formulas = match (module, formulas) {
+        (Module::MsmTable(_), Formulas::Plain) => Formulas::Interpreted,
         _ => formulas,
     };
     let mut s = String::new();

@@ -44,13 +44,15 @@ fn the_formula_paths_differ_only_in_the_bucket_modules() {
 #[test]
 fn the_lazy_fq2_product_changes_only_g2s_bucket_module() {
     // Guards the validation above: the lazy variant really compiles the lazy interpreter and
-    // its double-width functions into G2's module, on both arithmetic paths, and changes no
-    // other module (G1's has no Fq2 product).
+    // its double-width functions into G2's modules (buckets, and the shifted bases', which run
+    // the same program buffer), on both arithmetic paths, and changes no other module (G1's
+    // have no Fq2 product).
     for arith in [Arith::Int64, Arith::U32] {
         for module in Module::ALL {
             let (vm, lazy) =
                 (compose(module, arith, Formulas::Interpreted), compose(module, arith, Formulas::InterpretedLazy));
-            if module == Module::MsmBucket(g16_wgpu::shader::Curve::G2) {
+            let g2 = g16_wgpu::shader::Curve::G2;
+            if module == Module::MsmBucket(g2) || module == Module::MsmTable(g2) {
                 for f in [
                     "fn fq_mul_wide(",
                     "fn fq_redc(",
