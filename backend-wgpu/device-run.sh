@@ -313,6 +313,80 @@ stage6() {
     step "done"
 }
 
+# Session 6, call 2: the shifted bases' kernel through the interpreter (its first version
+# compiled for 6 s and 11 s), then the reduction's shape for one set of 2^19 buckets: MSM G2
+# 2^20 against CUDA with the defaults, then segments of 8, 32, 64 (G16_WGPU_MSM_SEGMENT) and a
+# table of c = 19 (G16_WGPU_MSM_TABLE_WINDOW); G1 at 2^20 and 2^22 with the defaults; the
+# engine tests and the large MSM conformance. Files: s7.txt, h200-wgpu-s7.jsonl, suite7.txt.
+stage7() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s7.jsonl" log="$OUT/s7.txt" suite="$OUT/suite7.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+    rm -rf /tmp/pc
+    step "pipelines, cold, one module after another"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    step "pipelines, cold, in parallel"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines --parallel 2>&1 \
+        | tee -a "$log"
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    step "bench G2 2^20, defaults"
+    b 60 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    for seg in 8 32 64; do
+        step "bench G2 2^20, G16_WGPU_MSM_SEGMENT=$seg"
+        G16_WGPU_MSM_SEGMENT=$seg b 40 --backends wgpu --ops msm-g2 --sizes 20 --runs 5
+    done
+    step "bench G2 2^20, G16_WGPU_MSM_TABLE_WINDOW=19"
+    G16_WGPU_MSM_TABLE_WINDOW=19 b 40 --backends wgpu --ops msm-g2 --sizes 20 --runs 5
+    step "bench G2 2^20, defaults again"
+    b 60 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    step "bench G1, defaults"
+    b 45 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 60 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    for seg in 8 32; do
+        step "bench G1 2^20, G16_WGPU_MSM_SEGMENT=$seg"
+        G16_WGPU_MSM_SEGMENT=$seg b 40 --backends wgpu --ops msm-g1 --sizes 20 --runs 5
+    done
+    step "engine tests"
+    G16_REQUIRE_WGPU=1 timeout 60 $d/wgpu_engine --test-threads 1 2>&1 | tee -a "$suite" \
+        | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"
+    step "conformance, G16_CONFORMANCE=large: msm_g2 msm_g1"
+    G16_CONFORMANCE=large timeout 150 $d/backend_wgpu --test-threads 1 --skip u32 --skip plain --skip fq2_lazy msm_g \
+        2>&1 | tee -a "$suite" | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"
+    step "done"
+}
+
+# Session 6, call 3: the shifted bases' window width (G16_WGPU_MSM_TABLE_WINDOW), since c = 19
+# beat the counted choice (c = 20) for G2 2^20 in call 2: G2 2^20 at c = 16..18, G1 2^20 at
+# c = 16..20, G1 2^22 at c = 17..20, one `g16 bench` each (CUDA in the first of each for the
+# ratio). Files: s8.txt, h200-wgpu-s8.jsonl.
+stage8() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s8.jsonl" log="$OUT/s8.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    step "G2 2^20, cuda"
+    b 40 --backends cuda --ops msm-g2 --sizes 20 --runs 5
+    for c in 18 17 16 19; do
+        step "G2 2^20, G16_WGPU_MSM_TABLE_WINDOW=$c"
+        G16_WGPU_MSM_TABLE_WINDOW=$c b 40 --backends wgpu --ops msm-g2 --sizes 20 --runs 5
+    done
+    step "G1 2^20, cuda"
+    b 40 --backends cuda --ops msm-g1 --sizes 20 --runs 5
+    for c in 19 18 17 16; do
+        step "G1 2^20, G16_WGPU_MSM_TABLE_WINDOW=$c"
+        G16_WGPU_MSM_TABLE_WINDOW=$c b 30 --backends wgpu --ops msm-g1 --sizes 20 --runs 5
+    done
+    step "G1 2^22, cuda"
+    b 40 --backends cuda --ops msm-g1 --sizes 22 --runs 5
+    for c in 19 18 17; do
+        step "G1 2^22, G16_WGPU_MSM_TABLE_WINDOW=$c"
+        G16_WGPU_MSM_TABLE_WINDOW=$c b 45 --backends wgpu --ops msm-g1 --sizes 22 --runs 5
+    done
+    step "done"
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -336,5 +410,7 @@ case "${1:-all}" in
     s4) stage4 ;;
     s5) stage5 ;;
     s6) stage6 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5|s6" >&2; exit 2 ;;
+    s7) stage7 ;;
+    s8) stage8 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5|s6|s7|s8" >&2; exit 2 ;;
 esac

@@ -3,8 +3,8 @@
 // table[w·len + i] = 2^(c·w)·P_i, affine, for every window w < windows. An MSM over such a
 // table puts the digit of window w of scalar i into the one shared set of buckets with base
 // w·len + i (msm_sort.wgsl's shared layout): the same n·windows additions as the windowed
-// layout, but one bucket reduction instead of one per window, so the window can be wider
-// (c = 20 at 2^20: 13 windows instead of 16).
+// layout, but one set of buckets to fill and reduce instead of one per window (msm.rs,
+// `shared_window`, says which c).
 //
 // One thread per point of a launch (points first .. first + count): c doublings a window in
 // XYZZ (the interpreter's DBL program), each multiple kept in `multiples`; then one field

@@ -61,10 +61,10 @@ impl G2Buffer {
 
 /// Precomputed shifted bases (shaders/msm_table.wgsl): `data[w·len + i]` = 2^(c·w)·P_i,
 /// affine, for every window w. An MSM over them sums all windows into one set of 2^(c−1)
-/// buckets (the shared layout): one bucket reduction instead of one a window, so c can be
-/// wider and the windows fewer (2^20 points: c = 20, 13 windows, against 16 windows of 16
-/// bits; 19 % fewer additions). They cost `windows` times the bases' memory and, once per
-/// upload, c·(windows − 1) doublings and one inversion a point.
+/// buckets (the shared layout): one set of buckets to fill, scan and reduce instead of one a
+/// window, which can also buy fewer windows (2^22 points: c = 20, 13 windows against 15 of
+/// 18 bits). They cost `windows` times the bases' memory and, once per upload, c·(windows − 1)
+/// doublings and one inversion a point.
 pub(crate) struct ShiftedBases {
     data: Chunked,
     len: usize,
@@ -130,10 +130,19 @@ const SHARED_WINDOWS: std::ops::RangeInclusive<u32> = 8..=20;
 /// one binding).
 const SHIFT_CHUNK: u64 = 1 << 16;
 
-/// The window width and count of shifted bases for `len` points: the fewest counted
-/// additions (len·windows, and ~3 a bucket for one set of 2^(c−1)).
+/// What a bucket costs the shared layout, in mixed additions: fitted to the H200's times
+/// over c = 16..20 (session 6, NOTES.md): each bucket is ~13 additions' time (the task levels'
+/// scans and searches run over every bucket, the reduction adds ~2 and a share of its chains),
+/// where counting the additions alone (~3) picked c = 20 at 2^20, 17 % slower than c = 16 for
+/// G2 and 22 % for G1.
+const SHARED_COST_PER_BUCKET: u64 = 13;
+
+/// The window width and count of shifted bases for `len` points: the least work by the
+/// measured weights (len·windows additions, SHARED_COST_PER_BUCKET a bucket of the one set
+/// of 2^(c−1)). 2^20 points: c = 16 (16 windows, the windowed layout's count, but one set of
+/// buckets instead of 16); 2^22: c = 20 (13 windows).
 fn shared_window(len: u64) -> (u32, u32) {
-    let cost = |c: u32| len * u64::from(windows(c)) + 3 * (1u64 << (c - 1));
+    let cost = |c: u32| len * u64::from(windows(c)) + SHARED_COST_PER_BUCKET * (1u64 << (c - 1));
     let c = SHARED_WINDOWS.min_by_key(|&c| (cost(c), c)).unwrap_or(16);
     (c, windows(c))
 }
@@ -702,6 +711,17 @@ mod tests {
         assert_eq!(windows(15), 18);
         for c in 4..=20 {
             assert!(windows(c) * c > SCALAR_BITS, "c = {c}");
+        }
+    }
+
+    #[test]
+    fn shifted_bases_take_the_measured_windows() {
+        // The H200's best of c = 16..20 (session 6): 16 at 2^20 (G1 and G2), 20 at 2^22 (G1).
+        assert_eq!(shared_window(1 << 20), (16, 16));
+        assert_eq!(shared_window(1 << 22), (20, 13));
+        for log in 4..=26 {
+            let (c, w) = shared_window(1 << log);
+            assert!(SHARED_WINDOWS.contains(&c) && w == windows(c), "2^{log}: c = {c}, {w} windows");
         }
     }
 
