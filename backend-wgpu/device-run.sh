@@ -387,6 +387,46 @@ stage8() {
     step "done"
 }
 
+# Session 6, final call (final code and defaults), every step under its own timeout: pipeline
+# creation cold (one module after another, and in parallel); wgpu against CUDA in one
+# `g16 bench` each: MSM G1 2^20, 2^22, G2 2^20, NTT 2^22, 2^24, the 2^20 proof; the traced
+# 2^20 proof and its report; the large conformance suite on the default path; the engine
+# tests. Files: s9.txt, h200-wgpu-s9.jsonl, suite9.txt, prove-report9.txt, the trace.
+stage9() {
+    local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s9.jsonl" log="$OUT/s9.txt" suite="$OUT/suite9.txt"
+    local t0=$SECONDS
+    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
+    $d/g16 devices 2>&1 | tee -a "$log"
+    rm -rf /tmp/pc
+    step "pipelines, cold, one module after another"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
+    step "pipelines, cold, in parallel"
+    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines --parallel 2>&1 \
+        | tee -a "$log"
+    cuda_env
+    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+    step "bench"
+    b 45 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
+    b 60 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
+    b 60 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
+    b 30 --backends wgpu,cuda --ops ntt --sizes 22 --runs 5
+    b 40 --backends wgpu,cuda --ops ntt --sizes 24 --runs 3
+    b 120 --backends wgpu,cuda --ops prove --sizes 20 --runs 3
+    step "prove synthetic 2^20, wgpu, traced"
+    timeout 90 $d/g16 prove --backend wgpu --circuit synthetic --size 20 --partitions 3 --trace /tmp/t.json \
+        --json 2>&1 | tail -3 | tee -a "$log"
+    $d/g16 timeline report /tmp/t.json 2>&1 | tee "$OUT/prove-report9.txt" | head -40 | tee -a "$log"
+    gzip -c /tmp/t.json > "$OUT/h200-wgpu-prove20-s6-trace.json.gz"
+    step "engine tests"
+    G16_REQUIRE_WGPU=1 timeout 60 $d/wgpu_engine --test-threads 1 2>&1 | tee -a "$suite" \
+        | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"
+    step "conformance, G16_CONFORMANCE=large, default path"
+    G16_CONFORMANCE=large timeout 200 $d/backend_wgpu --test-threads 1 --skip u32 --skip plain --skip fq2_lazy 2>&1 \
+        | tee -a "$suite" | grep -E "^test |test result|panicked|FAILED" | tee -a "$log"
+    step "done"
+}
+
 # The CUDA backend's kernels from the cache filled ahead (cache/cuda), NVRTC from the machine.
 cuda_env() {
     export G16_CACHE_DIR=/tmp/g16-cache
@@ -412,5 +452,6 @@ case "${1:-all}" in
     s6) stage6 ;;
     s7) stage7 ;;
     s8) stage8 ;;
-    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5|s6|s7|s8" >&2; exit 2 ;;
+    s9) stage9 ;;
+    *) echo "usage: $0 setup|conformance|bench|prove|all|s2|s3a|s3|s4|s5|s6|s7|s8|s9" >&2; exit 2 ;;
 esac
