@@ -48,8 +48,10 @@ pub enum Formulas {
     /// The interpreter with lazy Fq2 products in G2 (vm_lazy.wgsl; formulas.rs,
     /// `Builder::mul`): a Karatsuba product keeps its three Fq products double-width and
     /// makes two Montgomery reductions instead of three. G1's module is the same text as
-    /// `Interpreted`'s. Opt-in (`G16_WGPU_FQ2_LAZY=1`) until measured on a GPU: NOTES.md has
-    /// the count and the prediction.
+    /// `Interpreted`'s. Opt-in (`G16_WGPU_FQ2_LAZY=1`): on the H200 it was slower (G2 2^20
+    /// device 71.1 against 66.3 ms, session 6; the double-width accumulator carried through
+    /// the interpreter loop is the suspect), so it stays for drivers where it may pay. NOTES.md
+    /// has the count, the prediction and the measurement.
     InterpretedLazy,
 }
 
