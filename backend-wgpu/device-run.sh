@@ -267,6 +267,22 @@ stage5() {
     step "done"
 }
 
+# Helpers of the session-6 stages below, which set d, j, log and t0 as locals (bash scopes
+# locals dynamically, so these see the caller's): a step header with the seconds so far, one
+# `g16 bench` under a timeout appending to the stage's JSON lines, and pipeline creation cold
+# (no pipeline cache, no driver cache), one module after another, then all in parallel.
+step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
+b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
+pipelines_cold() {
+    local par
+    for par in "" --parallel; do
+        rm -rf /tmp/pc
+        step "pipelines, cold ${par:-(one module after another)}"
+        G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines $par 2>&1 \
+            | tee -a "$log"
+    done
+}
+
 # Session 6: shifted bases (the shared layout, default on for 2^18 ≤ len < 2^23) against
 # CUDA and against the windowed layout (G16_WGPU_MSM_PRECOMPUTE=0), in one call, every step
 # under its own timeout. Binaries in .device/wgpu as for s5, plus wgpu_engine (the crate's
@@ -278,17 +294,10 @@ stage5() {
 stage6() {
     local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s6.jsonl" log="$OUT/s6.txt" suite="$OUT/suite6.txt"
     local t0=$SECONDS
-    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
     $d/g16 devices 2>&1 | tee -a "$log"
-    rm -rf /tmp/pc
-    step "pipelines, cold (no pipeline cache, no driver cache), one module after another"
-    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
-    step "pipelines, cold, in parallel"
-    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines --parallel 2>&1 \
-        | tee -a "$log"
+    pipelines_cold
     cuda_env
-    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
     step "bench, tables on (default)"
     b 60 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
     b 45 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
@@ -321,15 +330,8 @@ stage6() {
 stage7() {
     local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s7.jsonl" log="$OUT/s7.txt" suite="$OUT/suite7.txt"
     local t0=$SECONDS
-    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
-    rm -rf /tmp/pc
-    step "pipelines, cold, one module after another"
-    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
-    step "pipelines, cold, in parallel"
-    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines --parallel 2>&1 \
-        | tee -a "$log"
+    pipelines_cold
     cuda_env
-    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
     step "bench G2 2^20, defaults"
     b 60 --backends wgpu,cuda --ops msm-g2 --sizes 20 --runs 5
     for seg in 8 32 64; do
@@ -363,9 +365,7 @@ stage7() {
 stage8() {
     local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s8.jsonl" log="$OUT/s8.txt"
     local t0=$SECONDS
-    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
     cuda_env
-    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
     step "G2 2^20, cuda"
     b 40 --backends cuda --ops msm-g2 --sizes 20 --runs 5
     for c in 18 17 16 19; do
@@ -395,17 +395,10 @@ stage8() {
 stage9() {
     local d=${G16_DEV:-.device/wgpu} j="$OUT/h200-wgpu-s9.jsonl" log="$OUT/s9.txt" suite="$OUT/suite9.txt"
     local t0=$SECONDS
-    step() { echo "== [$((SECONDS - t0)) s] $*" | tee -a "$log"; }
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee -a "$log"
     $d/g16 devices 2>&1 | tee -a "$log"
-    rm -rf /tmp/pc
-    step "pipelines, cold, one module after another"
-    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines 2>&1 | tee -a "$log"
-    step "pipelines, cold, in parallel"
-    G16_CACHE_DIR=/tmp/pc __GL_SHADER_DISK_CACHE=0 G16_NO_PIPELINE_CACHE=1 timeout 40 $d/wgpu_pipelines --parallel 2>&1 \
-        | tee -a "$log"
+    pipelines_cold
     cuda_env
-    b() { timeout "$1" $d/g16 bench --no-plot --json "$j" "${@:2}" 2>&1 | grep -v "^\s*$" | tee -a "$log"; }
     step "bench"
     b 45 --backends wgpu,cuda --ops msm-g1 --sizes 20 --runs 5
     b 60 --backends wgpu,cuda --ops msm-g1 --sizes 22 --runs 5
