@@ -67,9 +67,15 @@ impl G2Buffer {
 /// doublings and one inversion a point.
 pub(crate) struct ShiftedBases {
     data: Chunked,
-    len: usize,
     c: u32,
     windows: u32,
+}
+
+impl ShiftedBases {
+    /// Points a window: the base vector's length.
+    fn stride(&self) -> usize {
+        self.data.len / self.windows as usize
+    }
 }
 
 /// One sub-MSM's result: its window bits, and its window sums then the ones sum, as XYZZ words.
@@ -205,7 +211,7 @@ impl Plan {
 
     /// The shared layout over `table`: its c and windows, one set of buckets.
     fn shared(n: usize, table: &ShiftedBases) -> Plan {
-        Plan::layout(n, table.c, table.windows, 1, table.len as u32)
+        Plan::layout(n, table.c, table.windows, 1, table.stride() as u32)
     }
 
     /// The layout for n scalars over `bases`: shared where they have shifted bases.
@@ -335,7 +341,7 @@ impl WgpuDevice {
         }
         self.wait()?;
         self.check_errors("building MSM shifted bases")?;
-        Ok(Some(ShiftedBases { data, len, c, windows }))
+        Ok(Some(ShiftedBases { data, c, windows }))
     }
 
     /// `Σ scalars[range][i]·bases[i]`.
