@@ -224,3 +224,49 @@ fn shifted_bases_msm_matches_arkworks() {
     let Some(off) = open(Options { msm_tables: Some((0, 0)), ..Default::default() }) else { return };
     assert_eq!(off.upload_g1(&g1).unwrap().shifted_window(), None);
 }
+
+#[test]
+fn shifted_bases_on_the_32_bit_path_and_across_sub_msms() {
+    // The table kernel and the shared layout on the 32-bit path (adapters without
+    // SHADER_INT64), with 64 KiB bindings: tables of 4 buffers built over several launches,
+    // and G2's MSM temporaries too large for one binding, so it runs as sub-MSMs whose base
+    // offsets index into the table (entry w·len + offset + i): 30 points at c = 8 are 960
+    // entries, whose partials (60 tasks + 129 buckets, 384 bytes each) exceed 64 KiB, so two
+    // sub-MSMs of 15. Small sizes: the 32-bit path is the slower one on lavapipe.
+    let options =
+        Options { force_u32: true, msm_tables: Some((4, 40)), max_binding_bytes: Some(64 << 10), ..Default::default() };
+    let Some(dev) = open(options) else { return };
+    assert_eq!(dev.arith(), g16_wgpu::Arith::U32);
+    let mut rng = rng();
+
+    let n1 = 60;
+    let mut g1 = points::<G1Projective>(n1, &mut rng);
+    g1[7] = Default::default();
+    g1[11] = g1[10];
+    let b1 = dev.upload_g1(&g1).unwrap();
+    assert!(b1.shifted_window().is_some(), "a G1 table for {n1} points");
+    let scalars = edge_scalars(n1, &mut rng);
+    let s = dev.upload_fr(&scalars).unwrap();
+    assert!(
+        dev.msm_g1(&b1, &s, 0..n1, None).unwrap() == G1Projective::msm_unchecked(&g1, &scalars),
+        "G1 MSM of {n1} points over shifted bases, 32-bit path"
+    );
+
+    let n2 = 30;
+    let mut g2 = points::<G2Projective>(n2, &mut rng);
+    g2[4] = Default::default();
+    g2[21] = g2[20];
+    let b2 = dev.upload_g2(&g2).unwrap();
+    assert!(b2.shifted_window().is_some(), "a G2 table for {n2} points");
+    let scalars = edge_scalars(n2, &mut rng);
+    let s = dev.upload_fr(&scalars).unwrap();
+    assert!(
+        dev.msm_g2(&b2, &s, 0..n2, None).unwrap() == G2Projective::msm_unchecked(&g2, &scalars),
+        "G2 MSM of {n2} points over shifted bases in sub-MSMs, 32-bit path"
+    );
+    let range = 3..27;
+    assert!(
+        dev.msm_g2(&b2, &s, range.clone(), None).unwrap() == G2Projective::msm_unchecked(&g2, &scalars[range]),
+        "G2 MSM over a range, shifted bases, 32-bit path"
+    );
+}
