@@ -24,7 +24,8 @@ use std::time::Instant;
 
 use ark_ff::UniformRand;
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
-use g16_core::backend::{self, AnyBackend, Backend, BackendInfo, BackendKind, NttKind, Scalars};
+use g16::backends::{self as backend, AnyBackend};
+use g16_core::backend::{Backend, BackendInfo, BackendKind, NttKind, Scalars};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::prover::Prover;
 use g16_core::sample;

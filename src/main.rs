@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use g16_core::backend::{self, BackendKind};
+use g16::backends as backend;
+use g16_core::backend::BackendKind;
 use g16_core::circuits::CircuitKind;
 
 // Synthesis builds and frees millions of small heap objects per partition (arkworks' linear

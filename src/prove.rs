@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ark_ff::UniformRand;
-use g16_core::backend::{self, Backend, BackendKind};
+use g16::backends::{self as backend, parse_device_list, AnyBackend};
+use g16_core::backend::{Backend, BackendInfo, BackendKind};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::engine::{
-    default_synthesis_workers, parse_device_list, Engine, EngineConfig, EngineDevice, EngineError, LockDesign,
-    Partition,
+    default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition,
 };
 use g16_core::timeline::{self, Layer, Report, Timeline};
-use g16_core::{AnyBackend, Fr};
+use g16_core::Fr;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
@@ -179,7 +179,7 @@ fn open_devices(args: &ProveArgs, tl: &Timeline) -> Result<Vec<EngineDevice<AnyB
         match &args.devices {
             Some(list) => parse_device_list(list)?
                 .into_iter()
-                .map(|spec| Ok((spec.label(), spec.open()?)))
+                .map(|spec| Ok((spec.label(), backend::open_spec(&spec)?)))
                 .collect::<Result<_, CliError>>()?,
             None => {
                 let b = backend::open(args.backend)?;
@@ -257,7 +257,7 @@ fn prove_job(
 fn json_line(
     args: &ProveArgs,
     run: Run,
-    info: &backend::BackendInfo,
+    info: &BackendInfo,
     report: &Report,
     job_report: &Report,
     engine: &EngineInfo,

@@ -59,7 +59,7 @@ fn devices_lists_every_backend() {
     let out = sb.ok(&["devices"]);
     assert!(out.lines().any(|l| l.starts_with('*') && l.contains("cpu") && l.contains("available")), "{out}");
     // CUDA says why it is unavailable on a machine without a GPU (CI), and is listed as available on one with it.
-    let cuda_here = g16_core::backend::device_count(g16_core::BackendKind::Cuda) > 0;
+    let cuda_here = g16::backends::device_count(g16_core::BackendKind::Cuda) > 0;
     let cuda_line = if cuda_here { " available: " } else { " unavailable: " };
     assert!(out.lines().any(|l| l.contains("cuda") && l.contains(cuda_line)), "cuda line in {out}");
     // wgpu is available wherever a Vulkan driver is (lavapipe on CI), and says why not elsewhere.
@@ -135,7 +135,7 @@ fn setup_out_and_prove_with_key_files() {
 #[test]
 fn bad_arguments_are_plain_errors() {
     let sb = Sandbox::new("args");
-    if g16_core::backend::device_count(g16_core::BackendKind::Cuda) == 0 {
+    if g16::backends::device_count(g16_core::BackendKind::Cuda) == 0 {
         let err = sb.fails(&["prove", "--backend", "cuda", "--circuit", "synthetic", "--size", "8"]);
         assert!(err.contains("cuda backend unavailable"), "{err}");
     }

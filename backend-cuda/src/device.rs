@@ -19,12 +19,12 @@ use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
 
 use crate::compile::{compile_cached, nvrtc_present, nvrtc_version};
-use crate::convert::{self, FR_WORDS, G1_WORDS, G2_WORDS};
 use crate::error::{during, CudaError};
 use crate::kernels::programs;
 use crate::msm::{ShiftedBases, G1, G2};
 use crate::ntt::NttTables;
 use crate::timing::{Clock, SpanRecord, Timing};
+use g16_core::backend::limbs::{self as convert, FR_WORDS, G1_WORDS, G2_WORDS};
 
 /// Whether the CUDA driver library can be loaded (cudarc panics on first use otherwise).
 pub fn driver_present() -> bool {

@@ -1,8 +1,8 @@
-//! g16-cuda: g16's CUDA device engine.
+//! g16-cuda: g16's CUDA backend.
 //!
 //! Design rules:
-//! - It depends on arkworks and cudarc only (not on `g16-core`): `g16-core`'s `CudaBackend`
-//!   adapts it to the `Backend` trait.
+//! - It implements `g16_core`'s `Backend` trait ([`CudaBackend`]) and depends on nothing of
+//!   g16 but that contract.
 //! - libcuda and libnvrtc are loaded at run time and checked before any call; every failure
 //!   (no driver, no device, no NVRTC, a kernel that does not compile, out of memory) is a
 //!   [`CudaError`], never a panic.
@@ -11,8 +11,8 @@
 //! - Data stays on the device between operations; every kernel group is timed by CUDA events
 //!   and reported as a [`SpanRecord`] on the caller's host clock.
 
+mod backend;
 pub mod compile;
-pub mod convert;
 mod device;
 mod error;
 pub mod kernels;
@@ -20,8 +20,9 @@ mod msm;
 mod ntt;
 mod timing;
 
-pub use device::{device_count, driver_present, CudaDevice, DeviceInfo, FrBuffer, G1Buffer, G2Buffer};
+pub use backend::{device_count, CudaBackend};
+pub use device::{driver_present, CudaDevice, DeviceInfo, FrBuffer, G1Buffer, G2Buffer};
 pub use error::CudaError;
 pub use msm::{MsmPlan, ScalarsRef};
-pub use ntt::{plan_passes, NttKind, MAX_NTT_LOG2};
+pub use ntt::{plan_passes, MAX_NTT_LOG2};
 pub use timing::{Clock, SpanRecord};

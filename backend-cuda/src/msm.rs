@@ -3,15 +3,13 @@
 use std::ops::Range;
 
 use ark_bls12_381::{Fr, G1Projective, G2Projective};
-use ark_ec::CurveGroup;
+use ark_ff::AdditiveGroup;
 use ark_ff::Zero;
 use cudarc::driver::CudaSlice;
 
-use crate::convert::OnCurve;
-
-use crate::convert::{self, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use crate::device::{Arg, CudaDevice, FrBuffer, G1Buffer, G2Buffer};
 use crate::error::CudaError;
+use g16_core::backend::limbs::{self, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 
 /// The scalars of an MSM: host values, or a range of a device buffer.
 #[derive(Clone, Copy)]
@@ -220,7 +218,7 @@ impl CudaDevice {
         else {
             return Ok(G1Projective::zero());
         };
-        let sums: Vec<G1Projective> = words.chunks(G1_XYZZ_WORDS).map(convert::g1_xyzz_to_projective).collect();
+        let sums: Vec<G1Projective> = words.chunks(G1_XYZZ_WORDS).map(limbs::g1_xyzz_to_projective).collect();
         combine(&plan, &sums)
     }
 
@@ -235,7 +233,7 @@ impl CudaDevice {
         else {
             return Ok(G2Projective::zero());
         };
-        let sums: Vec<G2Projective> = words.chunks(G2_XYZZ_WORDS).map(convert::g2_xyzz_to_projective).collect();
+        let sums: Vec<G2Projective> = words.chunks(G2_XYZZ_WORDS).map(limbs::g2_xyzz_to_projective).collect();
         combine(&plan, &sums)
     }
 
@@ -602,20 +600,21 @@ impl CudaDevice {
 /// Σ_s 2^(c·s)·set_s + the ones' sum (Horner, top set first; one set in the shared layout),
 /// checked on the curve. `sums` holds the sets' t sums, the ones' sum, then (split reduction)
 /// each set's bit sums R_bit: set_s = t_s + L·Σ_bit 2^bit·R_{s,bit}, L buckets a segment.
-fn combine<P: CurveGroup>(plan: &MsmPlan, sums: &[P]) -> Result<P, CudaError>
-where
-    P::Affine: OnCurve,
-{
+fn combine<C: ark_ec::short_weierstrass::SWCurveConfig>(
+    plan: &MsmPlan,
+    sums: &[ark_ec::short_weierstrass::Projective<C>],
+) -> Result<ark_ec::short_weierstrass::Projective<C>, CudaError> {
+    type P<C> = ark_ec::short_weierstrass::Projective<C>;
     let (sets, bits) = (plan.sets as usize, plan.bits() as usize);
     let (t, rest) = sums.split_at(sets);
     let (ones, bit_sums) = rest.split_at(1);
     let log_len = (plan.half / plan.segments).trailing_zeros();
-    let mut acc = P::zero();
+    let mut acc = P::<C>::zero();
     for (s, t_s) in t.iter().enumerate().rev() {
         for _ in 0..plan.c {
             acc.double_in_place();
         }
-        let mut weighted = P::zero();
+        let mut weighted = P::<C>::zero();
         for r in bit_sums[s * bits..(s + 1) * bits].iter().rev() {
             weighted.double_in_place();
             weighted += r;
@@ -625,8 +624,8 @@ where
         }
         acc += *t_s + weighted;
     }
-    acc += ones.iter().sum::<P>();
-    if acc.into_affine().is_on_curve_or_zero() {
+    acc += ones.iter().sum::<P<C>>();
+    if limbs::on_curve(&acc) {
         Ok(acc)
     } else {
         Err(off_curve())

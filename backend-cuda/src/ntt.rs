@@ -11,19 +11,10 @@ use ark_bls12_381::Fr;
 use ark_ff::{FftField, Field};
 use cudarc::driver::CudaSlice;
 
-use crate::convert::{fr_to_words, FR_WORDS};
 use crate::device::{lock, Arg, CudaDevice, FrBuffer};
 use crate::error::CudaError;
-
-/// The four NTTs (the same meaning as `g16_core::backend::NttKind`: natural order in and out;
-/// coset NTTs on g·H with g = Fr::GENERATOR).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NttKind {
-    Forward,
-    Inverse,
-    CosetForward,
-    CosetInverse,
-}
+use g16_core::backend::limbs::{fr_to_words, FR_WORDS};
+use g16_core::backend::NttKind;
 
 /// Fr's two-adicity bounds the NTT length; 32-bit indices bound it too.
 pub const MAX_NTT_LOG2: u32 = 31;
@@ -241,12 +232,7 @@ impl CudaDevice {
             Some(s) => s,
             None => self.alloc("NTT scratch", n * FR_WORDS)?,
         };
-        let name = match kind {
-            NttKind::Forward => "ntt",
-            NttKind::Inverse => "ntt_inverse",
-            NttKind::CosetForward => "ntt_coset",
-            NttKind::CosetInverse => "ntt_coset_inverse",
-        };
+        let name = kind.span_name();
         let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
         let tw = self.ptr(if inverse { &tables.inverse } else { &tables.forward });
         let roots = self.ptr(if inverse { &tables.roots_inverse } else { &tables.roots_forward });
@@ -569,7 +555,7 @@ int main() {
                 .map(|line| {
                     let w: Vec<u32> =
                         line.split_whitespace().map(|x| u32::from_str_radix(x, 16).expect("hex")).collect();
-                    crate::convert::fr_from_words(&w)
+                    g16_core::backend::limbs::fr_from_words(&w)
                 })
                 .collect()
         }

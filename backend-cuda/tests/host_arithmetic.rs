@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup};
 use ark_ff::{Field, PrimeField, UniformRand, Zero};
-use g16_cuda::convert::{
+use g16_core::backend::limbs::{
     fq_from_words, fq_to_words, fr_from_words, fr_to_words, g1_to_words, g1_xyzz_to_projective, g2_to_words,
     g2_xyzz_to_projective, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS,
 };

@@ -4,7 +4,8 @@
 use ark_bls12_381::{Fr, G1Projective, G2Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::UniformRand;
-use g16_wgpu::{NttKind, Options, WgpuDevice};
+use g16_core::backend::NttKind;
+use g16_wgpu::{Options, WgpuDevice};
 
 fn timed<R>(what: &str, f: impl FnOnce() -> R) -> R {
     let t = std::time::Instant::now();

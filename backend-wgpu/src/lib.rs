@@ -1,8 +1,8 @@
-//! g16-wgpu: the WGSL device engine of g16, on wgpu.
+//! g16-wgpu: g16's WGSL backend, on wgpu.
 //!
 //! Design rules:
-//! - Standalone: arkworks types in, arkworks types out; `g16-core` adapts it to its
-//!   `Backend` trait (`core/src/backend/wgpu.rs`), so this crate never depends on it.
+//! - It implements `g16_core`'s `Backend` trait ([`WgpuBackend`]) and depends on nothing of
+//!   g16 but that contract.
 //! - One WGSL source per job in `shaders/`, composed per arithmetic path (SHADER_INT64 or
 //!   32-bit limbs) and validated by naga in the tests; modules are small and compiled lazily.
 //! - No binding exceeds the adapter's limit: large arrays are split over several bindings,
@@ -12,8 +12,8 @@
 //! - Every failure is a typed [`WgpuError`]; wgpu's validation errors are captured, never
 //!   turned into panics.
 
+mod backend;
 mod cache;
-pub mod convert;
 pub mod device;
 mod field_wgsl;
 pub mod formulas;
@@ -23,9 +23,10 @@ mod scratch;
 pub mod shader;
 pub mod timing;
 
-pub use device::{device_count, list_adapters, AdapterSummary, Options, WgpuDevice, MSM_TABLES_DEFAULT};
+pub use backend::{device_count, hardware_device_count, WgpuBackend, ARITH_ENV};
+pub use device::{list_adapters, AdapterSummary, Options, WgpuDevice, MSM_TABLES_DEFAULT};
 pub use msm::{G1Buffer, G2Buffer};
-pub use ntt::{FrBuffer, NttKind};
+pub use ntt::FrBuffer;
 pub use shader::{Arith, Formulas};
 pub use timing::SpanRecord;
 

@@ -14,13 +14,13 @@ use std::sync::Arc;
 use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::PrimeGroup;
 
-use crate::convert::{g1_to_words, g1_xyzz_from_words, g2_to_words, g2_xyzz_from_words, to_words};
 use crate::device::{Chunked, Kernel, ParamBlock, Res, WgpuDevice};
 use crate::ntt::FrBuffer;
 use crate::scratch::Scratch;
 use crate::shader::{Curve, Elem, Module};
 use crate::timing::Op;
 use crate::WgpuError;
+use g16_core::backend::limbs::{g1_to_words, g1_xyzz_to_projective, g2_to_words, g2_xyzz_to_projective, to_words};
 
 /// G1 bases on the device (affine, resident), with their shifted bases where made.
 pub struct G1Buffer {
@@ -353,7 +353,7 @@ impl WgpuDevice {
         tag: Option<u64>,
     ) -> Result<G1Projective, WgpuError> {
         let windows = self.msm(Curve::G1, &bases.bases, bases.shifted.as_ref(), scalars, range, tag)?;
-        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g1_xyzz_from_words(p)).collect()))))
+        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g1_xyzz_to_projective(p)).collect()))))
     }
 
     /// `Σ scalars[range][i]·bases[i]` in G2.
@@ -365,7 +365,7 @@ impl WgpuDevice {
         tag: Option<u64>,
     ) -> Result<G2Projective, WgpuError> {
         let windows = self.msm(Curve::G2, &bases.bases, bases.shifted.as_ref(), scalars, range, tag)?;
-        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g2_xyzz_from_words(p)).collect()))))
+        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g2_xyzz_to_projective(p)).collect()))))
     }
 
     /// The curve's formula programs (formulas.rs), uploaded once.

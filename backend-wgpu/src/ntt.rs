@@ -13,20 +13,12 @@ use ark_bls12_381::Fr;
 use ark_ff::{FftField, Field};
 use rayon::prelude::*;
 
-use crate::convert::{fr_to_words, to_words, FR_WORDS};
 use crate::device::{lock, Chunked, Res, WgpuDevice};
 use crate::shader::{Elem, Module};
 use crate::timing::Op;
 use crate::WgpuError;
-
-/// The four NTTs (as `g16_core::backend::NttKind`; coset = `Fr::GENERATOR`·H).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NttKind {
-    Forward,
-    Inverse,
-    CosetForward,
-    CosetInverse,
-}
+use g16_core::backend::limbs::{fr_to_words, to_words, FR_WORDS};
+use g16_core::backend::NttKind;
 
 /// Fr scalars on the device.
 pub struct FrBuffer(pub(crate) Chunked);
@@ -95,7 +87,7 @@ impl WgpuDevice {
 
     pub fn download_fr(&self, buf: &FrBuffer) -> Result<Vec<Fr>, WgpuError> {
         let words = self.read_chunked(&buf.0)?;
-        Ok(words.par_chunks_exact(FR_WORDS).map(crate::convert::fr_from_words).collect())
+        Ok(words.par_chunks_exact(FR_WORDS).map(g16_core::backend::limbs::fr_from_words).collect())
     }
 
     fn table(&self, log: u32, which: Table) -> Result<Arc<Chunked>, WgpuError> {

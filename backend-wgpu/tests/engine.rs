@@ -7,8 +7,9 @@ use ark_bls12_381::{Fr, G1Projective, G2Projective};
 use ark_ec::{CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::{FftField, UniformRand};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use g16_core::backend::NttKind;
 use g16_wgpu::shader::{Elem, Module, SPLIT_SLOTS};
-use g16_wgpu::{NttKind, Options, WgpuDevice, WgpuError};
+use g16_wgpu::{Options, WgpuDevice, WgpuError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 

@@ -27,6 +27,6 @@ pub type Proof = ark_groth16::Proof<Curve>;
 pub type ProvingKey = ark_groth16::ProvingKey<Curve>;
 pub type VerifyingKey = ark_groth16::VerifyingKey<Curve>;
 
-pub use backend::{AnyBackend, Backend, BackendError, BackendKind};
+pub use backend::{Backend, BackendError, BackendKind};
 pub use prover::{PreparedKey, ProveError, Prover};
 pub use timeline::Timeline;

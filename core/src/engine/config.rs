@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::EngineError;
-use crate::backend::{self, AnyBackend, BackendKind};
+use crate::backend::BackendKind;
 
 /// How device workers share a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,10 +119,6 @@ impl DeviceSpec {
     pub fn label(&self) -> String {
         format!("{}:{}", self.kind, self.ordinal)
     }
-
-    pub fn open(&self) -> Result<AnyBackend, EngineError> {
-        Ok(backend::open_device(self.kind, self.ordinal)?)
-    }
 }
 
 impl fmt::Display for DeviceSpec {
@@ -137,13 +133,11 @@ impl fmt::Display for DeviceSpec {
 /// any ordinal opens another instance over the same cores (`cpu:0,cpu:1`).
 ///
 /// A backend with no devices still yields its device 0, so that opening it says why.
-pub fn parse_device_list(list: &str) -> Result<Vec<DeviceSpec>, EngineError> {
-    parse_device_list_with(list, backend::device_count, backend::auto_device_count)
-}
-
+///
 /// `device_count` counts a backend's usable devices; `auto_count` those `auto` may take (no
-/// software adapters), so `--devices auto` picks what `--backend auto` picks.
-fn parse_device_list_with(
+/// software adapters), so `--devices auto` picks what `--backend auto` picks. The crate that
+/// assembles the backends knows both.
+pub fn parse_device_list(
     list: &str,
     device_count: impl Fn(BackendKind) -> usize,
     auto_count: impl Fn(BackendKind) -> usize,
@@ -191,7 +185,7 @@ mod tests {
             BackendKind::Cpu => 1,
             _ => 0,
         };
-        Ok(parse_device_list_with(list, counts, counts)?.iter().map(DeviceSpec::label).collect())
+        Ok(parse_device_list(list, counts, counts)?.iter().map(DeviceSpec::label).collect())
     }
 
     /// A host like CI's: no CUDA, one wgpu adapter that is software (lavapipe).
@@ -201,7 +195,7 @@ mod tests {
             _ => 0,
         };
         let for_auto = |k: BackendKind| if k == BackendKind::Wgpu { 0 } else { usable(k) };
-        Ok(parse_device_list_with(list, usable, for_auto)?.iter().map(DeviceSpec::label).collect())
+        Ok(parse_device_list(list, usable, for_auto)?.iter().map(DeviceSpec::label).collect())
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub use device::{effective_design, partition_bytes, resident_bytes, EngineDevice
 pub use error::{EngineError, Stage};
 pub use job::{JobHandle, JobOutput, Partition, PartitionProof};
 
-use crate::backend::{AnyBackend, Backend};
+use crate::backend::Backend;
 use crate::timeline::report::names;
 use crate::timeline::{Layer, Timeline};
 use device::{DeviceLocks, Ready};
@@ -141,7 +141,7 @@ pub struct EngineStats {
 }
 
 /// The running engine. Dropping it cancels unfinished work and joins its threads.
-pub struct Engine<B: Backend + 'static = AnyBackend> {
+pub struct Engine<B: Backend + 'static> {
     shared: Arc<Shared<B>>,
     synthesis: Vec<JoinHandle<()>>,
     device: Vec<JoinHandle<()>>,

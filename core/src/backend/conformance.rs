@@ -1,26 +1,28 @@
-//! The backend conformance suite: written once, run for every backend.
+//! The backend conformance suite: written once, run for every backend (cargo feature
+//! `conformance`).
 //!
 //! Each check compares a backend with arkworks (the CPU reference) on fresh random inputs and
-//! on the edge cases DESIGN.md lists. A backend's test file instantiates it with one line:
+//! on the edge cases docs/design.md lists, and checks the timing contract every backend's
+//! device spans keep. A backend's test file instantiates it with one line:
 //!
 //! ```ignore
-//! conformance_tests!(cpu, || Device::Open(g16_core::backend::open(BackendKind::Cpu)));
+//! g16_core::conformance_tests!("cpu", "G16_REQUIRE_CPU", Ok::<_, BackendError>(CpuBackend::new()));
 //! ```
 //!
 //! Sizes: `Sizes::ci()` by default; `G16_CONFORMANCE=large` selects the sizes of the GPU
-//! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20).
-#![allow(dead_code)] // each backend's test binary uses the whole suite, the helpers not all
+//! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20). The seed of every check is printed;
+//! `G16_TEST_SEED` replays it.
 
+use crate::backend::{Backend, BackendError, NttKind, Scalars};
+use crate::circuits::{BuiltinCircuit, CircuitKind};
+use crate::prover::Prover;
+use crate::sample::{random_points, random_scalars, test_rng};
+use crate::timeline::{Layer, Timeline};
+use crate::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{FftField, Field, UniformRand, Zero};
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
-use g16_core::backend::{Backend, BackendError, NttKind, Scalars};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::prover::Prover;
-use g16_core::sample::{random_points, random_scalars, test_rng};
-use g16_core::timeline::Timeline;
-use g16_core::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use rand_chacha::ChaCha20Rng;
 
 pub struct Sizes {
@@ -79,16 +81,10 @@ impl Sizes {
     }
 }
 
-/// What a backend's test file hands the suite: a backend, or the reason there is none.
-pub enum Device<B> {
-    Open(Result<B, BackendError>),
-}
-
 /// Opens the backend or explains loudly why the test did not run; with `require_var` set to 1
 /// in the environment (CI, the GPU machine) a missing backend is a failure, never a skip.
-pub fn open_or_skip<B>(name: &str, require_var: &str, device: Device<B>) -> Option<B> {
-    let Device::Open(result) = device;
-    match result {
+pub fn open_or_skip<B>(name: &str, require_var: &str, opened: Result<B, BackendError>) -> Option<B> {
+    match opened {
         Ok(b) => Some(b),
         Err(e) => {
             if std::env::var(require_var).as_deref() == Ok("1") {
@@ -289,18 +285,83 @@ pub fn proofs_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
             let theirs = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(circuit.clone(), &pk, r, s)
                 .expect("ark");
             assert!(ours == theirs, "{kind} 2^{size}: proof differs from arkworks");
-            assert!(
-                g16_core::prover::verify(&key, &ours, &circuit.public_inputs()).unwrap(),
-                "{kind} 2^{size} verifies"
-            );
+            assert!(crate::prover::verify(&key, &ours, &circuit.public_inputs()).unwrap(), "{kind} 2^{size} verifies");
         }
     }
+}
+
+/// The timing contract, which the report relies on to name unattributed time:
+/// - an empty window is empty: a host span that queues no device work gets no device span,
+///   and a drain right after a drain returns nothing;
+/// - real work is measured: an NTT's device span is under the host span that queued it, has
+///   length, and lies inside that host span's window (give or take its error bound);
+/// - a parent covers its children: where an operation reports phases (`msm_g1.digits`, …)
+///   beside its whole span (`msm_g1`), the whole span holds the union of the phases.
+pub fn timing_contract<B: Backend + ?Sized>(b: &B) {
+    let mut rng = test_rng("timing_contract");
+    let tl = Timeline::new();
+    let n = 1 << 10;
+    let bases = b.upload_g1_bases(&random_points::<G1Projective, _>(n, &mut rng)).unwrap();
+    let scalars = b.upload_scalars(&random_scalars(n, &mut rng)).unwrap();
+    b.synchronize().unwrap();
+    b.drain_device_spans();
+    assert!(b.drain_device_spans().is_empty(), "a drain after a drain is empty");
+
+    let empty = tl.span(Layer::Prover, "empty");
+    let empty_id = empty.id();
+    drop(empty);
+    b.synchronize().unwrap();
+    let spans = b.drain_device_spans();
+    assert!(spans.iter().all(|s| s.parent != Some(empty_id)), "an empty window has no device span: {spans:?}");
+
+    let outer = tl.span(Layer::Prover, "outer");
+    let (id, host_start) = (outer.id(), crate::timeline::now_ns());
+    let mut buf = b.upload_scalars(&random_scalars(n, &mut rng)).unwrap();
+    b.ntt(&mut buf, NttKind::Forward).unwrap();
+    let _ = b.msm_g1(&bases, Scalars::Device(&scalars, 0..n)).unwrap();
+    b.synchronize().unwrap();
+    let host_end = crate::timeline::now_ns();
+    drop(outer);
+    let spans = b.drain_device_spans();
+    let ntt = spans.iter().find(|s| s.name == "ntt").unwrap_or_else(|| panic!("no ntt span in {spans:?}"));
+    let msm = spans.iter().find(|s| s.name == "msm_g1").unwrap_or_else(|| panic!("no msm_g1 span in {spans:?}"));
+    for s in [ntt, msm] {
+        assert_eq!(s.parent, Some(id), "{s:?}");
+        assert!(s.end_ns >= s.start_ns, "{s:?}");
+        let slack = s.error_bound_ns + 1_000;
+        assert!(s.start_ns + slack >= host_start && s.end_ns <= host_end + slack, "outside its host window: {s:?}");
+    }
+    let phases: Vec<_> = spans.iter().filter(|s| s.name.starts_with("msm_g1.")).collect();
+    for p in &phases {
+        let slack = p.error_bound_ns + msm.error_bound_ns;
+        assert!(
+            p.start_ns + slack >= msm.start_ns && p.end_ns <= msm.end_ns + slack,
+            "a phase outside its MSM: {p:?} in {msm:?}"
+        );
+    }
+    let covered: u64 = union_ns(phases.iter().map(|p| (p.start_ns, p.end_ns)));
+    assert!(msm.end_ns - msm.start_ns + 2 * msm.error_bound_ns >= covered, "the MSM shorter than its phases");
+}
+
+/// The length of the union of intervals.
+fn union_ns(intervals: impl Iterator<Item = (u64, u64)>) -> u64 {
+    let mut v: Vec<(u64, u64)> = intervals.collect();
+    v.sort_unstable();
+    let (mut total, mut end) = (0u64, 0u64);
+    for (s, e) in v {
+        let s = s.max(end);
+        if e > s {
+            total += e - s;
+            end = e;
+        }
+    }
+    total
 }
 
 pub fn device_spans_are_reported<B: Backend + ?Sized>(b: &B) {
     let tl = Timeline::new();
     b.drain_device_spans();
-    let guard = tl.span(g16_core::timeline::Layer::Prover, "outer");
+    let guard = tl.span(Layer::Prover, "outer");
     let mut buf = b.upload_scalars(&[Fr::from(3u64); 1 << 10]).unwrap();
     b.ntt(&mut buf, NttKind::Forward).unwrap();
     b.synchronize().unwrap();
@@ -312,64 +373,73 @@ pub fn device_spans_are_reported<B: Backend + ?Sized>(b: &B) {
     assert!(ntt.iter().all(|s| s.parent == Some(id) && s.end_ns >= s.start_ns), "{ntt:?}");
 }
 
-/// One `#[test]` per check, for the backend `open` yields. `require` names the variable that
-/// turns "unavailable" into a failure; `ci`, if given, the backend's CI sizes (default
-/// `Sizes::ci`).
+/// One `#[test]` per check, for the backend `open` yields (a `Result<B, BackendError>`).
+/// `require` names the variable that turns "unavailable" into a failure; `ci`, if given, the
+/// backend's CI sizes (default `Sizes::ci`).
 #[macro_export]
 macro_rules! conformance_tests {
     ($name:literal, $require:literal, $open:expr) => {
-        $crate::conformance_tests!($name, $require, $open, conformance::Sizes::ci);
+        $crate::conformance_tests!($name, $require, $open, $crate::backend::conformance::Sizes::ci);
     };
     ($name:literal, $require:literal, $open:expr, $ci:expr) => {
-        fn backend() -> Option<g16_core::AnyBackend> {
-            conformance::open_or_skip($name, $require, $open)
+        fn backend() -> Option<impl $crate::backend::Backend> {
+            $crate::backend::conformance::open_or_skip($name, $require, $open)
+        }
+        fn sizes() -> $crate::backend::conformance::Sizes {
+            $crate::backend::conformance::Sizes::from_env_or($ci)
         }
         #[test]
         fn ntt_matches_arkworks() {
             if let Some(b) = backend() {
-                conformance::ntt_matches_arkworks(&b, &conformance::Sizes::from_env_or($ci));
+                $crate::backend::conformance::ntt_matches_arkworks(&b, &sizes());
             }
         }
         #[test]
         fn ntt_rejects_bad_lengths() {
             if let Some(b) = backend() {
-                conformance::ntt_rejects_bad_lengths(&b);
+                $crate::backend::conformance::ntt_rejects_bad_lengths(&b);
             }
         }
         #[test]
         fn pointwise_ops_match() {
             if let Some(b) = backend() {
-                conformance::pointwise_ops_match(&b);
+                $crate::backend::conformance::pointwise_ops_match(&b);
             }
         }
         #[test]
         fn msm_g1_matches_arkworks() {
             if let Some(b) = backend() {
-                conformance::msm_g1_matches_arkworks(&b, &conformance::Sizes::from_env_or($ci));
+                $crate::backend::conformance::msm_g1_matches_arkworks(&b, &sizes());
             }
         }
         #[test]
         fn msm_g2_matches_arkworks() {
             if let Some(b) = backend() {
-                conformance::msm_g2_matches_arkworks(&b, &conformance::Sizes::from_env_or($ci));
+                $crate::backend::conformance::msm_g2_matches_arkworks(&b, &sizes());
             }
         }
         #[test]
         fn msm_ranges_and_errors() {
             if let Some(b) = backend() {
-                conformance::msm_ranges_and_errors(&b);
+                $crate::backend::conformance::msm_ranges_and_errors(&b);
             }
         }
         #[test]
         fn proofs_match_arkworks() {
             if let Some(b) = backend() {
-                conformance::proofs_match_arkworks(&b, &conformance::Sizes::from_env_or($ci));
+                $crate::backend::conformance::proofs_match_arkworks(&b, &sizes());
             }
         }
         #[test]
         fn device_spans_are_reported() {
             if let Some(b) = backend() {
-                conformance::device_spans_are_reported(&b);
+                $crate::backend::conformance::device_spans_are_reported(&b);
+            }
+        }
+        #[test]
+        fn timing_contract() {
+            if let Some(b) = backend() {
+                $crate::backend::conformance::timing_contract(&b);
             }
         }
     };

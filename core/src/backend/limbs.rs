@@ -1,12 +1,19 @@
-//! Host ↔ device layouts. Field elements cross as their Montgomery limbs unchanged (arkworks
-//! and the kernels use the same R), as little-endian 32-bit words:
-//! Fr = 8 words; an affine G1 point = x, y (24 words), G2 = x.c0, x.c1, y.c0, y.c1 (48 words),
-//! the identity as all zeros; an XYZZ result = X, Y, ZZ, ZZZ.
+//! Host ↔ device layouts, shared by every GPU backend.
+//!
+//! arkworks keeps field elements in Montgomery form with R = 2^(64·limbs); as little-endian
+//! 32-bit words that is the same number with the same R, so crossing to a device is a
+//! reinterpretation of limbs, never arithmetic:
+//! Fr = 8 words, Fq = 12; an affine G1 point = x, y (24 words), G2 = x.c0, x.c1, y.c0, y.c1
+//! (48 words), the identity as all zeros; an XYZZ point = X, Y, ZZ, ZZZ (x = X/ZZ,
+//! y = Y/ZZZ; ZZ = 0 is the identity), 48 words in G1 and 96 in G2.
 
-use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
-use ark_ec::AffineRepr;
+use ark_bls12_381::{Fq, Fq2};
+use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
+use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{BigInt, Field, Zero};
+use rayon::prelude::*;
+
+use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 pub const FR_WORDS: usize = 8;
 pub const FQ_WORDS: usize = 12;
@@ -15,19 +22,19 @@ pub const G2_WORDS: usize = 4 * FQ_WORDS;
 pub const G1_XYZZ_WORDS: usize = 4 * FQ_WORDS;
 pub const G2_XYZZ_WORDS: usize = 8 * FQ_WORDS;
 
-fn put_u64s(words: &[u64], out: &mut [u32]) {
-    for (i, w) in words.iter().enumerate() {
-        out[2 * i] = *w as u32;
-        out[2 * i + 1] = (*w >> 32) as u32;
+fn put_u64s(limbs: &[u64], out: &mut [u32]) {
+    for (pair, w) in out.chunks_exact_mut(2).zip(limbs) {
+        pair[0] = *w as u32;
+        pair[1] = (*w >> 32) as u32;
     }
 }
 
 fn get_u64s<const N: usize>(words: &[u32]) -> [u64; N] {
-    let mut r = [0u64; N];
-    for (i, limb) in r.iter_mut().enumerate() {
-        *limb = u64::from(words[2 * i]) | (u64::from(words[2 * i + 1]) << 32);
+    let mut out = [0u64; N];
+    for (o, pair) in out.iter_mut().zip(words.chunks_exact(2)) {
+        *o = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
     }
-    r
+    out
 }
 
 pub fn fr_to_words(x: &Fr, out: &mut [u32]) {
@@ -46,12 +53,12 @@ pub fn fq_from_words(w: &[u32]) -> Fq {
     Fq::new_unchecked(BigInt(get_u64s::<6>(w)))
 }
 
-fn fq2_to_words(x: &Fq2, out: &mut [u32]) {
+pub fn fq2_to_words(x: &Fq2, out: &mut [u32]) {
     fq_to_words(&x.c0, &mut out[..FQ_WORDS]);
     fq_to_words(&x.c1, &mut out[FQ_WORDS..2 * FQ_WORDS]);
 }
 
-fn fq2_from_words(w: &[u32]) -> Fq2 {
+pub fn fq2_from_words(w: &[u32]) -> Fq2 {
     Fq2::new(fq_from_words(&w[..FQ_WORDS]), fq_from_words(&w[FQ_WORDS..2 * FQ_WORDS]))
 }
 
@@ -73,31 +80,15 @@ pub fn g2_to_words(p: &G2Affine, out: &mut [u32]) {
     }
 }
 
-/// (X/ZZ, Y/ZZZ), or the identity when ZZ = 0.
-fn xyzz_to_affine<C: SWCurveConfig>(
-    x: C::BaseField,
-    y: C::BaseField,
-    zz: C::BaseField,
-    zzz: C::BaseField,
-) -> Affine<C> {
-    match (zz.inverse(), zzz.inverse()) {
-        (Some(zz_inv), Some(zzz_inv)) => Affine::new_unchecked(x * zz_inv, y * zzz_inv),
-        _ => Affine::identity(),
-    }
-}
-
-/// An XYZZ sum from the device; `None` when it is not on the curve (a kernel fault: a wrong
-/// sum lands off the curve with overwhelming probability, and a wrong proof must never leave).
-pub fn g1_xyzz_from_words(w: &[u32]) -> Option<G1Projective> {
-    let f = |i: usize| fq_from_words(&w[i * FQ_WORDS..(i + 1) * FQ_WORDS]);
-    let p = xyzz_to_affine::<ark_bls12_381::g1::Config>(f(0), f(1), f(2), f(3));
-    p.is_on_curve().then(|| p.into_group())
-}
-
-pub fn g2_xyzz_from_words(w: &[u32]) -> Option<G2Projective> {
-    let f = |i: usize| fq2_from_words(&w[2 * i * FQ_WORDS..2 * (i + 1) * FQ_WORDS]);
-    let p = xyzz_to_affine::<ark_bls12_381::g2::Config>(f(0), f(1), f(2), f(3));
-    p.is_on_curve().then(|| p.into_group())
+/// `items` as words, `per` words an item, converted in parallel.
+pub fn to_words<T: Sync>(items: &[T], per: usize, convert: fn(&T, &mut [u32])) -> Vec<u32> {
+    let mut out = vec![0u32; items.len() * per];
+    out.par_chunks_mut(per * 1024).zip(items.par_chunks(1024)).for_each(|(o, i)| {
+        for (dst, item) in o.chunks_exact_mut(per).zip(i) {
+            convert(item, dst);
+        }
+    });
+    out
 }
 
 /// (X, Y, ZZ, ZZZ) as Jacobian (X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ): the same point, no inversion.
@@ -124,21 +115,17 @@ pub fn g2_xyzz_to_projective(w: &[u32]) -> G2Projective {
     xyzz_to_jacobian::<ark_bls12_381::g2::Config>(f(0), f(1), f(2), f(3))
 }
 
-/// An affine point is on its curve, or the identity.
-pub trait OnCurve {
-    fn is_on_curve_or_zero(&self) -> bool;
-}
-
-impl<C: SWCurveConfig> OnCurve for Affine<C> {
-    fn is_on_curve_or_zero(&self) -> bool {
-        self.is_zero() || self.is_on_curve()
-    }
+/// Whether a device's result is a point of the curve (or the identity). A kernel fault lands
+/// off the curve with overwhelming probability, and a wrong proof must never leave: backends
+/// check their MSM results with this before returning them.
+pub fn on_curve<C: SWCurveConfig>(p: &Projective<C>) -> bool {
+    let a = p.into_affine();
+    a.is_zero() || a.is_on_curve()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ec::CurveGroup;
     use ark_ff::UniformRand;
     use ark_std::test_rng;
 
@@ -155,6 +142,9 @@ mod tests {
             fq_to_words(&q, &mut w);
             assert_eq!(fq_from_words(&w), q);
         }
+        let xs: Vec<Fr> = (0..3000).map(|_| Fr::rand(&mut rng)).collect();
+        let words = to_words(&xs, FR_WORDS, fr_to_words);
+        assert!(words.chunks(FR_WORDS).map(fr_from_words).eq(xs.iter().copied()));
     }
 
     #[test]
@@ -166,7 +156,7 @@ mod tests {
         // ZZ = ZZZ = 1 in Montgomery form.
         fq_to_words(&Fq::ONE, &mut w[2 * FQ_WORDS..3 * FQ_WORDS]);
         fq_to_words(&Fq::ONE, &mut w[3 * FQ_WORDS..]);
-        assert_eq!(g1_xyzz_from_words(&w), Some(p.into_group()));
+        assert_eq!(g1_xyzz_to_projective(&w), p.into_group());
         // A non-trivial Z: (x·z², y·z³, z², z³) is the same point.
         let z = Fq::from(12345u64);
         let mut v = [0u32; G1_XYZZ_WORDS];
@@ -175,17 +165,16 @@ mod tests {
         fq_to_words(&z.square(), &mut v[2 * FQ_WORDS..3 * FQ_WORDS]);
         fq_to_words(&(z.square() * z), &mut v[3 * FQ_WORDS..]);
         assert_eq!(g1_xyzz_to_projective(&v), p.into_group());
-        assert_eq!(g1_xyzz_from_words(&v), Some(p.into_group()));
-        let zero = [0u32; G1_XYZZ_WORDS];
-        assert!(g1_xyzz_from_words(&zero).unwrap().is_zero());
+        assert!(g1_xyzz_to_projective(&[0u32; G1_XYZZ_WORDS]).is_zero());
+        assert!(on_curve(&g1_xyzz_to_projective(&w)));
         w[0] ^= 1; // off the curve now
-        assert!(g1_xyzz_from_words(&w).is_none());
+        assert!(!on_curve(&g1_xyzz_to_projective(&w)));
         let q = (G2Affine::generator() * Fr::rand(&mut rng)).into_affine();
         let mut w = [0u32; G2_XYZZ_WORDS];
         g2_to_words(&q, &mut w[..G2_WORDS]);
         fq2_to_words(&Fq2::ONE, &mut w[4 * FQ_WORDS..6 * FQ_WORDS]);
         fq2_to_words(&Fq2::ONE, &mut w[6 * FQ_WORDS..]);
-        assert_eq!(g2_xyzz_from_words(&w), Some(q.into_group()));
         assert_eq!(g2_xyzz_to_projective(&w), q.into_group());
+        assert!(g2_xyzz_to_projective(&[0u32; G2_XYZZ_WORDS]).is_zero());
     }
 }

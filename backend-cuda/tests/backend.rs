@@ -1,23 +1,23 @@
 //! The conformance suite on the CUDA backend. Where there is no GPU, driver or NVRTC (CI) it
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
-//! fails) and `G16_CONFORMANCE=large` (the sizes). CUDA-specific checks follow.
-mod conformance;
+//! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_core::backend::{open, BackendKind};
+use g16_cuda::CudaBackend;
 
-conformance_tests!("cuda", "G16_REQUIRE_CUDA", conformance::Device::Open(open(BackendKind::Cuda)));
+g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(0));
 
 // --- CUDA-specific checks: what the shared suite does not reach --------------------------------
 
 use ark_ec::VariableBaseMSM;
 use ark_ff::{One, UniformRand};
-use g16_core::backend::{Backend, CudaBackend, NttKind, Scalars};
+use g16_core::backend::conformance::open_or_skip;
+use g16_core::backend::{Backend, NttKind, Scalars};
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
 use g16_core::{Fr, G1Projective, G2Projective};
 
 fn cuda() -> Option<CudaBackend> {
-    conformance::open_or_skip("cuda", "G16_REQUIRE_CUDA", conformance::Device::Open(CudaBackend::open(0)))
+    open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(0))
 }
 
 fn large() -> bool {

@@ -1,18 +1,18 @@
-//! The CUDA backend: a thin adapter from the [`Backend`] trait to the `g16-cuda` engine.
-//!
-//! The engine knows nothing of `g16-core`; this file stores its device buffers inside
-//! [`DeviceBuffer`]'s type-erased storage, maps its errors onto [`BackendError`], gives it the
-//! timeline's clock ([`now_ns`]) at open, and passes [`current_span`] with every operation so
-//! each device span comes back parented to the host span that queued it.
+//! The [`Backend`] trait on the CUDA device: buffers live inside [`DeviceBuffer`]'s
+//! type-erased storage, errors become [`BackendError`]s, and every operation carries the
+//! timeline's current span, so each device span comes back parented to the host span that
+//! queued it.
 
-use g16_cuda::{CudaDevice, CudaError, FrBuffer, G1Buffer, G2Buffer, ScalarsRef};
-
-use super::{
+use g16_core::backend::{
     Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, Element, G1Bases, G2Bases, NttKind,
     ScalarBuffer, Scalars,
 };
-use crate::timeline::{current_span, now_ns, DeviceSpan};
-use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use g16_core::timeline::{current_span, now_ns, DeviceSpan};
+use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+use crate::device::{CudaDevice, FrBuffer, G1Buffer, G2Buffer};
+use crate::error::CudaError;
+use crate::msm::ScalarsRef;
 
 pub struct CudaBackend {
     id: BackendId,
@@ -37,7 +37,7 @@ fn map_err(e: CudaError) -> BackendError {
 
 /// How many CUDA devices can be opened (0 where CUDA is unavailable).
 pub fn device_count() -> usize {
-    g16_cuda::device_count().unwrap_or(0)
+    crate::device::device_count().unwrap_or(0)
 }
 
 impl CudaBackend {
@@ -89,7 +89,7 @@ impl Backend for CudaBackend {
             device: i.name.clone(),
             driver: format!("{}, {}", i.driver_version, i.nvrtc_version),
             memory_bytes: Some(i.memory_bytes),
-            max_ntt_log2: <Fr as ark_ff::FftField>::TWO_ADICITY.min(g16_cuda::MAX_NTT_LOG2),
+            max_ntt_log2: <Fr as ark_ff::FftField>::TWO_ADICITY.min(crate::ntt::MAX_NTT_LOG2),
             capabilities: vec![
                 i.arch.clone(),
                 format!("{} SMs", i.multiprocessors),
@@ -119,12 +119,6 @@ impl Backend for CudaBackend {
     }
 
     fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
-        let kind = match kind {
-            NttKind::Forward => g16_cuda::NttKind::Forward,
-            NttKind::Inverse => g16_cuda::NttKind::Inverse,
-            NttKind::CosetForward => g16_cuda::NttKind::CosetForward,
-            NttKind::CosetInverse => g16_cuda::NttKind::CosetInverse,
-        };
         let tag = current_span();
         self.device.ntt(self.fr_mut(buf)?, kind, tag).map_err(map_err)
     }

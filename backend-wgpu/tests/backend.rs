@@ -3,27 +3,21 @@
 //! 32-bit limbs forced — on the default (interpreted) formula path, plus the plain formula
 //! path's G1 MSMs, and the lazy Fq2 product's G2 MSMs on both arithmetic paths.
 //! `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
-mod conformance;
 
-use g16_core::backend::{open, BackendKind};
+use g16_core::backend::conformance::{self, open_or_skip};
+use g16_wgpu::WgpuBackend;
 
-conformance_tests!(
-    "wgpu",
-    "G16_REQUIRE_WGPU",
-    conformance::Device::Open(open(BackendKind::Wgpu)),
-    conformance::Sizes::ci_wgpu
-);
+g16_core::conformance_tests!("wgpu", "G16_REQUIRE_WGPU", WgpuBackend::open(0), conformance::Sizes::ci_wgpu);
 
 /// The same suite with the 32-bit path forced, whatever the adapter offers.
 mod u32_path {
-    use super::conformance;
-    use crate::conformance_tests;
-    use g16_core::backend::{AnyBackend, WgpuBackend};
+    use g16_core::backend::conformance;
+    use g16_wgpu::WgpuBackend;
 
-    conformance_tests!(
+    g16_core::conformance_tests!(
         "wgpu (32-bit path)",
         "G16_REQUIRE_WGPU",
-        conformance::Device::Open(WgpuBackend::open_with(0, true, None).map(AnyBackend::Wgpu)),
+        WgpuBackend::open_with(0, true, None),
         conformance::Sizes::ci_wgpu
     );
 
@@ -55,16 +49,14 @@ fn ci_u32() -> conformance::Sizes {
 }
 
 fn fq2_lazy_msm_g2(force_u32: bool) {
-    use g16_core::backend::wgpu::Formulas;
-    use g16_core::backend::{AnyBackend, WgpuBackend};
-    let device = WgpuBackend::open_with(0, force_u32, Some(Formulas::InterpretedLazy)).map(AnyBackend::Wgpu);
+    use g16_wgpu::Formulas;
+    let device = WgpuBackend::open_with(0, force_u32, Some(Formulas::InterpretedLazy));
     let name = if force_u32 { "wgpu (lazy Fq2, 32-bit path)" } else { "wgpu (lazy Fq2)" };
-    if let Some(b) = conformance::open_or_skip(name, "G16_REQUIRE_WGPU", conformance::Device::Open(device)) {
-        if let AnyBackend::Wgpu(w) = &b {
-            assert_eq!(w.device().formulas(), Formulas::InterpretedLazy);
-            let u32_path = w.device().arith().name() == "u32";
-            assert_eq!(u32_path, force_u32 || !w.device().adapter().shader_int64);
-        }
+    if let Some(w) = open_or_skip(name, "G16_REQUIRE_WGPU", device) {
+        assert_eq!(w.device().formulas(), Formulas::InterpretedLazy);
+        let u32_path = w.device().arith().name() == "u32";
+        assert_eq!(u32_path, force_u32 || !w.device().adapter().shader_int64);
+        let b = w;
         // CI: G2 to 2^10 + 7 on the 64-bit path (2^12 adds ~the same again on lavapipe and
         // nothing new), to 100 on the 32-bit one (it differs only in `mac`, which every size
         // exercises); G16_CONFORMANCE=large: the large sizes (to 2^20) on both.
@@ -82,12 +74,9 @@ fn fq2_lazy_msm_g2(force_u32: bool) {
 /// `G16_WGPU_FORMULAS=plain` runs the whole suite above on this path.
 #[test]
 fn plain_formulas_msm_g1_matches_arkworks() {
-    use g16_core::backend::wgpu::Formulas;
-    use g16_core::backend::{AnyBackend, WgpuBackend};
-    let device = WgpuBackend::open_with(0, false, Some(Formulas::Plain)).map(AnyBackend::Wgpu);
-    if let Some(b) =
-        conformance::open_or_skip("wgpu (plain formulas)", "G16_REQUIRE_WGPU", conformance::Device::Open(device))
-    {
+    use g16_wgpu::Formulas;
+    let device = WgpuBackend::open_with(0, false, Some(Formulas::Plain));
+    if let Some(b) = open_or_skip("wgpu (plain formulas)", "G16_REQUIRE_WGPU", device) {
         let sizes = conformance::Sizes {
             msm_g1: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 12],
             ..conformance::Sizes::from_env_or(conformance::Sizes::ci_wgpu)

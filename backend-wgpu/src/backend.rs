@@ -1,10 +1,7 @@
-//! The wgpu backend: the `Backend` trait over `g16_wgpu`'s device engine (WGSL on any Vulkan,
-//! Metal or DX12 adapter; lavapipe on CI).
-//!
-//! A thin adapter: the engine's buffers live inside `DeviceBuffer`'s storage, its errors
-//! become `BackendError`s, the timeline's clock is handed to it at open (so its timestamp
-//! queries land on the host clock), and each operation carries the current host span, so
-//! every device span comes back parented to the span that queued it.
+//! The [`Backend`] trait on a wgpu device (WGSL on any Vulkan, Metal or DX12 adapter;
+//! lavapipe on CI): buffers live inside `DeviceBuffer`'s storage, errors become
+//! `BackendError`s, and each operation carries the current host span, so every device span
+//! comes back parented to the span that queued it.
 //!
 //! One engine device per (adapter, arithmetic path, formula path) per process: opening the backend again
 //! (each test opens its own) reuses the device and its compiled pipelines.
@@ -12,24 +9,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// How the MSM kernels compute curve formulas (`G16_WGPU_FORMULAS=plain|interpreted`
-/// overrides the default, the interpreter: see `Formulas::Plain` for the measurements).
-pub use g16_wgpu::Formulas;
-use g16_wgpu::{Arith, FrBuffer, G1Buffer, G2Buffer, Options, WgpuDevice, WgpuError};
-
-use super::{
+use g16_core::backend::{
     check_range, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, G1Bases, G2Bases, NttKind,
-    ScalarBuffer, Scalars,
+    ScalarBuffer, Scalars, SOFTWARE_ADAPTER,
 };
-use crate::timeline::{current_span, now_ns, DeviceSpan};
-use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use g16_core::timeline::{current_span, now_ns, DeviceSpan};
+use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+use crate::{Arith, Formulas, FrBuffer, G1Buffer, G2Buffer, Options, WgpuDevice, WgpuError};
 
 /// `G16_WGPU_ARITH=u32` takes the 32-bit path even where the adapter has SHADER_INT64.
 pub const ARITH_ENV: &str = "G16_WGPU_ARITH";
-
-/// Marks a backend `--backend auto` passes over: a software adapter (lavapipe) is slower
-/// than the CPU backend on the same cores.
-pub const SOFTWARE_ADAPTER: &str = "software adapter";
 
 pub struct WgpuBackend {
     id: BackendId,
@@ -88,7 +78,7 @@ impl WgpuBackend {
         &self.dev
     }
 
-    fn wrap<T: super::Element, S: Send + Sync + 'static>(&self, len: usize, s: S) -> DeviceBuffer<T> {
+    fn wrap<T: g16_core::backend::Element, S: Send + Sync + 'static>(&self, len: usize, s: S) -> DeviceBuffer<T> {
         DeviceBuffer::new(self.id, len, Box::new(s))
     }
 
@@ -152,7 +142,7 @@ impl Backend for WgpuBackend {
         if a.device_type == "Cpu" {
             capabilities.push(SOFTWARE_ADAPTER.to_string());
         }
-        let adapters: Vec<String> = g16_wgpu::list_adapters()
+        let adapters: Vec<String> = crate::list_adapters()
             .iter()
             .map(|x| if x.name == a.name && x.backend == a.backend { format!("{x} (used)") } else { x.to_string() })
             .collect();
@@ -188,14 +178,8 @@ impl Backend for WgpuBackend {
     }
 
     fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
-        let engine_kind = match kind {
-            NttKind::Forward => g16_wgpu::NttKind::Forward,
-            NttKind::Inverse => g16_wgpu::NttKind::Inverse,
-            NttKind::CosetForward => g16_wgpu::NttKind::CosetForward,
-            NttKind::CosetInverse => g16_wgpu::NttKind::CosetInverse,
-        };
         let tag = current_span();
-        self.dev.ntt(self.fr_mut(buf)?, engine_kind, kind.span_name(), tag).map_err(map_err)
+        self.dev.ntt(self.fr_mut(buf)?, kind, kind.span_name(), tag).map_err(map_err)
     }
 
     fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
@@ -262,11 +246,11 @@ impl Backend for WgpuBackend {
 
 /// How many adapters the wgpu backend can use.
 pub fn device_count() -> usize {
-    g16_wgpu::device_count()
+    crate::device::device_count()
 }
 
 /// The usable adapters `Auto` may take: not software ones (they sort last, so these are
 /// ordinals 0, 1, …).
 pub fn hardware_device_count() -> usize {
-    g16_wgpu::list_adapters().iter().filter(|a| a.usable.is_ok() && a.device_type != "Cpu").count()
+    crate::list_adapters().iter().filter(|a| a.usable.is_ok() && a.device_type != "Cpu").count()
 }

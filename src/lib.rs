@@ -1,0 +1,10 @@
+//! g16: a Groth16 prover for BLS12-381 whose NTTs and MSMs run on pluggable backends.
+//!
+//! This crate assembles the backends (`cuda` and `wgpu` features) into one run-time choice,
+//! [`backends::AnyBackend`], over [`g16_core`], which holds the contract every backend
+//! implements, the prover, the engine and the timeline.
+
+pub mod backends;
+
+pub use backends::AnyBackend;
+pub use g16_core;
