@@ -88,7 +88,7 @@ pub enum WindowRule {
 }
 
 /// Settings of the planner a caller may override (docs/tuning.md); checked when read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MsmTuning {
     /// The windowed layout's width, instead of the backend's rule (within [`WINDOW_WIDTHS`]).
     pub window: Option<u32>,
