@@ -7,6 +7,8 @@
 use g16_core::backend::{Backend, BackendError, BackendInfo, BackendKind, CpuBackend};
 use g16_core::engine::{DeviceSpec, EngineError};
 
+use crate::settings::Settings;
+
 g16_core::dispatch_backend! {
     /// The backend chosen at run time; it implements [`Backend`] by forwarding to the one it holds.
     pub enum AnyBackend {
@@ -64,11 +66,11 @@ pub fn auto_device_count(kind: BackendKind) -> usize {
     }
 }
 
-/// Opens device `ordinal` of a backend. The CPU backend accepts any ordinal: each is another
-/// instance over the same cores. `Auto` takes the first available in
-/// [`BackendKind::PREFERENCE`] that is not a software adapter and, if none is, says why each
-/// was not.
-pub fn open_device(kind: BackendKind, ordinal: usize) -> Result<AnyBackend, BackendError> {
+/// Opens device `ordinal` of a backend with the options `settings` gives it. The CPU backend
+/// accepts any ordinal: each is another instance over the same cores. `Auto` takes the first
+/// available in [`BackendKind::PREFERENCE`] that is not a software adapter and, if none is,
+/// says why each was not.
+pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> Result<AnyBackend, BackendError> {
     match kind {
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         #[cfg(feature = "cuda")]
@@ -79,18 +81,18 @@ pub fn open_device(kind: BackendKind, ordinal: usize) -> Result<AnyBackend, Back
         BackendKind::Wgpu => Ok(AnyBackend::Wgpu(g16_wgpu::WgpuBackend::open(ordinal)?)),
         #[cfg(not(feature = "wgpu"))]
         BackendKind::Wgpu => Err(not_built(kind)),
-        BackendKind::Auto => open_first_available(ordinal),
+        BackendKind::Auto => open_first_available(ordinal, settings),
     }
 }
 
 /// Opens the backend asked for, on its first device.
-pub fn open(kind: BackendKind) -> Result<AnyBackend, BackendError> {
-    open_device(kind, 0)
+pub fn open(kind: BackendKind, settings: &Settings) -> Result<AnyBackend, BackendError> {
+    open_device(kind, 0, settings)
 }
 
 /// Opens one device of a device list ([`parse_device_list`]).
-pub fn open_spec(spec: &DeviceSpec) -> Result<AnyBackend, BackendError> {
-    open_device(spec.kind, spec.ordinal)
+pub fn open_spec(spec: &DeviceSpec, settings: &Settings) -> Result<AnyBackend, BackendError> {
+    open_device(spec.kind, spec.ordinal, settings)
 }
 
 /// A device list (`cuda:0,cuda:1`, `cuda`, `auto`, `cpu:0,cpu:1`) against the devices here.
@@ -98,10 +100,10 @@ pub fn parse_device_list(list: &str) -> Result<Vec<DeviceSpec>, EngineError> {
     g16_core::engine::parse_device_list(list, device_count, auto_device_count)
 }
 
-fn open_first_available(ordinal: usize) -> Result<AnyBackend, BackendError> {
+fn open_first_available(ordinal: usize, settings: &Settings) -> Result<AnyBackend, BackendError> {
     let mut reasons = Vec::new();
     for candidate in BackendKind::PREFERENCE {
-        match open_device(candidate, ordinal) {
+        match open_device(candidate, ordinal, settings) {
             Ok(b) if b.info().auto_eligible() => return Ok(b),
             Ok(b) => reasons.push(format!("{candidate}: {} is a software adapter", b.info().device)),
             Err(e) => reasons.push(e.to_string()),
@@ -120,12 +122,12 @@ pub struct BackendStatus {
 }
 
 /// Every backend, available or why not, in `Auto`'s order of preference.
-pub fn probe_all() -> Vec<BackendStatus> {
+pub fn probe_all(settings: &Settings) -> Vec<BackendStatus> {
     let mut picked = false;
     BackendKind::PREFERENCE
         .iter()
         .map(|&kind| {
-            let status = open(kind).map(|b| b.info());
+            let status = open(kind, settings).map(|b| b.info());
             let preferred = !picked && status.as_ref().is_ok_and(BackendInfo::auto_eligible);
             picked |= preferred;
             BackendStatus { kind, status, preferred }
@@ -138,6 +140,10 @@ mod tests {
     use super::*;
     use g16_core::backend::NttKind;
     use g16_core::Fr;
+
+    fn open(kind: BackendKind) -> Result<AnyBackend, BackendError> {
+        super::open(kind, &Settings::default())
+    }
 
     #[test]
     fn gpu_backends_say_why_they_are_unavailable() {
@@ -164,7 +170,7 @@ mod tests {
             .expect("the CPU is always eligible");
         let b = open(BackendKind::Auto).expect("cpu is always available");
         assert_eq!(b.kind(), expected);
-        let probes = probe_all();
+        let probes = probe_all(&Settings::default());
         assert_eq!(probes.len(), 3);
         let preferred: Vec<_> = probes.iter().filter(|p| p.preferred).map(|p| p.kind).collect();
         assert_eq!(preferred, vec![expected]);

@@ -2,9 +2,11 @@
 //!
 //! This crate assembles the backends (`cuda` and `wgpu` features) into one run-time choice,
 //! [`backends::AnyBackend`], over [`g16_core`], which holds the contract every backend
-//! implements, the prover, the engine and the timeline.
+//! implements, the prover, the engine and the timeline; [`settings`] maps the environment onto
+//! typed options once.
 
 pub mod backends;
+pub mod settings;
 
 pub use backends::AnyBackend;
 pub use g16_core;

@@ -8,11 +8,19 @@ use ark_serialize::CanonicalSerialize;
 use common::{fresh_rng, setup, CubicCircuit};
 use g16_core::backend::{BackendError, CpuBackend};
 use g16_core::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
-use g16_core::prover::key::{read_proving_key, KeyError, PointProblem};
 use g16_core::prover::synthesis::domain_for;
 use g16_core::prover::{verify, ProveError, Prover};
+use g16_core::prover::{CheckedKey, KeyError, PointProblem};
 use g16_core::timeline::Timeline;
 use g16_core::{Fr, G1Affine, G2Affine, ProvingKey};
+
+fn checked(pk: &ProvingKey) -> CheckedKey {
+    CheckedKey::new(pk.clone()).expect("a valid key")
+}
+
+fn read_proving_key(bytes: &[u8]) -> Result<ProvingKey, KeyError> {
+    CheckedKey::read(bytes).map(CheckedKey::into_inner)
+}
 
 fn serialize(pk: &ProvingKey, compressed: bool) -> Vec<u8> {
     let mut v = Vec::new();
@@ -27,7 +35,7 @@ fn serialize(pk: &ProvingKey, compressed: bool) -> Vec<u8> {
 fn small_key() -> (ProvingKey, CubicCircuit) {
     let mut rng = fresh_rng("small_key");
     let circuit = CubicCircuit { x: Fr::rand(&mut rng), w: Fr::rand(&mut rng), cheat: false };
-    (setup(circuit.clone(), &mut rng), circuit)
+    (setup(circuit.clone(), &mut rng).into_inner(), circuit)
 }
 
 /// A point on the curve but outside the prime-order subgroup (the cofactor is large, so the
@@ -157,7 +165,7 @@ fn a_key_for_another_circuit_is_refused_before_proving() {
     assert!(!events.iter().any(|e| e.name == "stage" || e.name.starts_with("msm")), "work done despite the mismatch");
 
     let (cubic_pk, cubic) = small_key();
-    let key = prover.prepare(&cubic_pk).unwrap();
+    let key = prover.prepare(&checked(&cubic_pk)).unwrap();
     let other_cpu = CpuBackend::new();
     let other = Prover::new(&other_cpu);
     assert!(matches!(other.prove(&key, cubic, Fr::ONE, Fr::ONE, &tl), Err(ProveError::KeyForAnotherBackend)));
@@ -168,7 +176,7 @@ fn an_unsatisfied_witness_fails_before_any_device_work() {
     let (pk, circuit) = small_key();
     let cpu = CpuBackend::new();
     let prover = Prover::new(&cpu);
-    let key = prover.prepare(&pk).unwrap();
+    let key = prover.prepare(&checked(&pk)).unwrap();
     let tl = Timeline::new();
     let cheat = CubicCircuit { cheat: true, ..circuit };
     match prover.prove(&key, cheat, Fr::ONE, Fr::ONE, &tl) {
@@ -183,7 +191,7 @@ fn verify_checks_the_public_input_count_and_values() {
     let (pk, circuit) = small_key();
     let cpu = CpuBackend::new();
     let prover = Prover::new(&cpu);
-    let key = prover.prepare(&pk).unwrap();
+    let key = prover.prepare(&checked(&pk)).unwrap();
     let proof = prover.prove(&key, circuit.clone(), Fr::from(3u64), Fr::from(4u64), &Timeline::disabled()).unwrap();
     let mut inputs = circuit.public_inputs();
     assert!(verify(&key, &proof, &inputs).unwrap());
@@ -215,4 +223,46 @@ fn backend_misuse_is_typed() {
     assert!(matches!(cpu.ntt(&mut odd, NttKind::Inverse), Err(BackendError::NttSize { len: 12, .. })));
     let bases = cpu.upload_g1_bases(&[G1Affine::generator(); 4]).unwrap();
     assert!(matches!(cpu.msm_g1(&bases, Scalars::Host(&[Fr::ONE; 5])), Err(BackendError::LengthMismatch { .. })));
+}
+
+#[test]
+fn a_key_with_an_identity_in_its_trapdoor_points_is_refused() {
+    let (pk, _) = small_key();
+    let zero1 = G1Affine::zero();
+    let zero2 = G2Affine::zero();
+    type Edit = fn(&mut ProvingKey, G1Affine, G2Affine);
+    let edits: [(&str, Edit); 6] = [
+        ("alpha_g1", |k, z, _| k.vk.alpha_g1 = z),
+        ("beta_g1", |k, z, _| k.beta_g1 = z),
+        ("delta_g1", |k, z, _| k.delta_g1 = z),
+        ("beta_g2", |k, _, z| k.vk.beta_g2 = z),
+        ("gamma_g2", |k, _, z| k.vk.gamma_g2 = z),
+        ("delta_g2", |k, _, z| k.vk.delta_g2 = z),
+    ];
+    for (name, edit) in edits {
+        let mut bad = pk.clone();
+        edit(&mut bad, zero1, zero2);
+        for compressed in [true, false] {
+            match read_proving_key(&serialize(&bad, compressed)) {
+                Err(KeyError::InvalidPoint { query, problem: PointProblem::Identity, .. }) => assert_eq!(query, name),
+                other => panic!("{name} the identity: expected a refusal, got {other:?}"),
+            }
+        }
+    }
+    // A key of identities everywhere: every point is on the curve and in the subgroup, and it
+    // would verify any proof; it is refused.
+    let mut all = pk.clone();
+    all.vk.alpha_g1 = zero1;
+    all.beta_g1 = zero1;
+    all.delta_g1 = zero1;
+    all.vk.beta_g2 = zero2;
+    all.vk.gamma_g2 = zero2;
+    all.vk.delta_g2 = zero2;
+    all.vk.gamma_abc_g1.iter_mut().for_each(|p| *p = zero1);
+    for q in [&mut all.a_query, &mut all.b_g1_query, &mut all.h_query, &mut all.l_query] {
+        q.iter_mut().for_each(|p| *p = zero1);
+    }
+    all.b_g2_query.iter_mut().for_each(|p| *p = zero2);
+    let err = read_proving_key(&serialize(&all, false)).expect_err("an all-identity key");
+    assert!(err.to_string().contains("identity"), "{err}");
 }

@@ -13,7 +13,7 @@ use g16_core::backend::CpuBackend;
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::prover::{synthesize, verify, Prover};
 use g16_core::timeline::{Layer, Report, Timeline};
-use g16_core::{Curve, Fr, Proof, ProvingKey};
+use g16_core::{CheckedKey, Curve, Fr, Proof};
 
 fn bytes(p: &Proof) -> Vec<u8> {
     let mut v = Vec::new();
@@ -22,13 +22,14 @@ fn bytes(p: &Proof) -> Vec<u8> {
 }
 
 /// Proves `circuit` with g16 (CPU backend) and with arkworks for each (r, s), and compares.
-fn assert_bit_exact<C>(pk: &ProvingKey, circuit: &C, public_inputs: &[Fr], randomness: &[(Fr, Fr)])
+fn assert_bit_exact<C>(checked: &CheckedKey, circuit: &C, public_inputs: &[Fr], randomness: &[(Fr, Fr)])
 where
     C: ConstraintSynthesizer<Fr> + Clone,
 {
     let cpu = CpuBackend::new();
     let prover = Prover::new(&cpu);
-    let key = prover.prepare(pk).expect("prepare");
+    let key = prover.prepare(checked).expect("prepare");
+    let pk = checked.proving_key();
     let pvk = prepare_verifying_key(&pk.vk);
     for &(r, s) in randomness {
         let ours = prover.prove(&key, circuit.clone(), r, s, &Timeline::disabled()).expect("g16 prove");

@@ -29,7 +29,7 @@ use g16_core::engine::{
 use g16_core::prover::{synthesize, ProveError, Prover};
 use g16_core::timeline::report::names;
 use g16_core::timeline::{chrome, text, DeviceSpan, Event, EventKind, Layer, Report, Timeline};
-use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof, ProvingKey};
+use g16_core::{CheckedKey, Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof};
 use rand_chacha::ChaCha20Rng;
 
 /// Long enough for any healthy run on a loaded 2-core machine; reaching it means a deadlock.
@@ -42,7 +42,7 @@ fn circuit(seed: u64) -> BuiltinCircuit {
     BuiltinCircuit::new(CircuitKind::Synthetic, SIZE, seed).expect("circuit")
 }
 
-fn key(rng: &mut ChaCha20Rng) -> ProvingKey {
+fn key(rng: &mut ChaCha20Rng) -> CheckedKey {
     setup(circuit(0), rng)
 }
 
@@ -165,11 +165,11 @@ impl Drop for OpenOnDrop<'_> {
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-fn cpu_devices(n: usize, pk: &ProvingKey, tl: &Timeline) -> Vec<EngineDevice<CpuBackend>> {
+fn cpu_devices(n: usize, pk: &CheckedKey, tl: &Timeline) -> Vec<EngineDevice<CpuBackend>> {
     (0..n).map(|i| EngineDevice::prepare(format!("cpu:{i}"), CpuBackend::new(), pk, tl).expect("prepare")).collect()
 }
 
-fn hooked_devices(n: usize, hooks: &Arc<Hooks>, pk: &ProvingKey, tl: &Timeline) -> Vec<EngineDevice<Hooked>> {
+fn hooked_devices(n: usize, hooks: &Arc<Hooks>, pk: &CheckedKey, tl: &Timeline) -> Vec<EngineDevice<Hooked>> {
     (0..n).map(|i| EngineDevice::prepare(format!("cpu:{i}"), Hooked::new(hooks), pk, tl).expect("prepare")).collect()
 }
 
@@ -202,7 +202,7 @@ struct Reference {
 }
 
 impl Reference {
-    fn new(pk: &ProvingKey) -> Self {
+    fn new(pk: &CheckedKey) -> Self {
         let backend = CpuBackend::new();
         let key = Prover::new(&backend).prepare(pk).expect("prepare");
         Reference { backend, key }
@@ -614,7 +614,7 @@ fn split_degrades_to_single_when_two_partitions_do_not_fit() {
     let pk = key(&mut rng);
     let tl = Timeline::new();
     let probe = EngineDevice::prepare("probe", CpuBackend::new(), &pk, &tl).unwrap();
-    let (bases, partition) = (resident_bytes(probe.key()), partition_bytes(&probe.key().shape));
+    let (bases, partition) = (resident_bytes(probe.key()), partition_bytes(&probe.key().shape()));
     for (memory, expected) in
         [(bases + partition * 3 / 2, LockDesign::Single), (bases + 2 * partition, LockDesign::Split)]
     {

@@ -1,16 +1,24 @@
-//! g16-core: everything the backends share.
+//! g16-core: the contract every backend implements, and everything above it that needs no
+//! particular backend.
 //!
-//! - [`backend`]: the `Backend` trait every device implements (staging, NTT, the pointwise
-//!   ops of H, MSM, device timing), run-time selection, and the CPU reference backend.
-//! - [`prover`]: synthesis, proving-key loading and preparation, and the Groth16 prover,
-//!   generic over the backend and bit-exact with `ark-groth16` (libsnark reduction).
+//! - [`backend`]: the `Backend` trait (staging, NTT, the pointwise ops of H, MSM, device
+//!   timing), its vocabulary (buffers, `NttKind`, errors, limb layouts, MSM planning), the
+//!   conformance suite every backend passes, and the CPU reference backend.
+//! - [`prover`]: synthesis, checked proving keys and their preparation on a backend, and the
+//!   Groth16 prover, generic over the backend and bit-exact with `ark-groth16` (libsnark
+//!   reduction).
+//! - [`engine`]: many proofs overlapped across host threads and devices.
+//! - [`key_store`]: keys of the built-in circuits kept between runs.
 //! - [`circuits`]: the built-in circuits (`sha256`, `poseidon`, `synthetic`).
 //! - [`timeline`]: one clock, spans from synthesis down to device kernels, and the report
 //!   that names the time no child accounts for.
+//!
+//! It depends on no GPU crate: the CUDA and wgpu backends depend on it.
 
 pub mod backend;
 pub mod circuits;
 pub mod engine;
+pub mod key_store;
 pub mod prover;
 pub mod sample;
 pub mod timeline;
@@ -28,5 +36,5 @@ pub type ProvingKey = ark_groth16::ProvingKey<Curve>;
 pub type VerifyingKey = ark_groth16::VerifyingKey<Curve>;
 
 pub use backend::{Backend, BackendError, BackendKind};
-pub use prover::{PreparedKey, ProveError, Prover};
+pub use prover::{CheckedKey, PreparedKey, ProveError, Prover};
 pub use timeline::Timeline;

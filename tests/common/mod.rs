@@ -1,10 +1,9 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use ark_groth16::Groth16;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 use ark_relations::lc;
-use g16_core::{Curve, Fr, ProvingKey};
+use g16_core::{CheckedKey, Fr};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -16,8 +15,9 @@ pub fn fresh_rng(test: &str) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
-pub fn setup<C: ConstraintSynthesizer<Fr>>(circuit: C, rng: &mut ChaCha20Rng) -> ProvingKey {
-    Groth16::<Curve>::generate_random_parameters_with_reduction(circuit, rng).expect("setup")
+/// arkworks' setup (libsnark reduction) for `circuit`: a key valid by construction.
+pub fn setup<C: ConstraintSynthesizer<Fr>>(circuit: C, rng: &mut ChaCha20Rng) -> CheckedKey {
+    CheckedKey::generate(circuit, rng).expect("setup")
 }
 
 /// A user circuit with several public inputs: knows x, w such that x³ + x + 5 = y and

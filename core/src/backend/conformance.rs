@@ -5,7 +5,7 @@
 //! on the edge cases docs/design.md lists, and checks the timing contract every backend's
 //! device spans keep. A backend's test file instantiates it with one line:
 //!
-//! ```ignore
+//! ```text
 //! g16_core::conformance_tests!("cpu", "G16_REQUIRE_CPU", Ok::<_, BackendError>(CpuBackend::new()));
 //! ```
 //!
@@ -15,7 +15,7 @@
 
 use crate::backend::{Backend, BackendError, NttKind, Scalars};
 use crate::circuits::{BuiltinCircuit, CircuitKind};
-use crate::prover::Prover;
+use crate::prover::{CheckedKey, Prover};
 use crate::sample::{random_points, random_scalars, test_rng};
 use crate::timeline::{Layer, Timeline};
 use crate::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -278,11 +278,12 @@ pub fn proofs_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
     let prover = Prover::new(b);
     for &(kind, size) in &sizes.proofs {
         let circuit = BuiltinCircuit::new(kind, size, u64::rand(&mut rng)).expect("circuit");
-        let pk = Groth16::<Curve>::generate_random_parameters_with_reduction(circuit.clone(), &mut rng).expect("setup");
-        let key = prover.prepare(&pk).expect("prepare");
+        let checked = CheckedKey::generate(circuit.clone(), &mut rng).expect("setup");
+        let pk = checked.proving_key();
+        let key = prover.prepare(&checked).expect("prepare");
         for (r, s) in [(Fr::rand(&mut rng), Fr::rand(&mut rng)), (Fr::zero(), Fr::zero())] {
             let ours = prover.prove(&key, circuit.clone(), r, s, &Timeline::disabled()).expect("prove");
-            let theirs = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(circuit.clone(), &pk, r, s)
+            let theirs = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(circuit.clone(), pk, r, s)
                 .expect("ark");
             assert!(ours == theirs, "{kind} 2^{size}: proof differs from arkworks");
             assert!(crate::prover::verify(&key, &ours, &circuit.public_inputs()).unwrap(), "{kind} 2^{size} verifies");

@@ -237,14 +237,18 @@ pub trait Backend: Send + Sync {
 /// crates it silently generates no impl (docs/design.md). Keeping the forwarding beside the
 /// trait means a new method is added to both in one edit.
 ///
-/// ```ignore
+/// ```
+/// use g16_core::backend::{Backend, BackendKind, CpuBackend};
+///
 /// g16_core::dispatch_backend! {
 ///     pub enum AnyBackend {
 ///         Cpu(CpuBackend),
-///         #[cfg(feature = "cuda")]
-///         Cuda(g16_cuda::CudaBackend),
+///         // A GPU crate's backend joins behind its feature: #[cfg(feature = "cuda")] Cuda(g16_cuda::CudaBackend),
 ///     }
 /// }
+///
+/// let any = AnyBackend::from(CpuBackend::new());
+/// assert_eq!(any.info().kind, BackendKind::Cpu);
 /// ```
 #[macro_export]
 macro_rules! dispatch_backend {

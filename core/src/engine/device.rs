@@ -14,10 +14,10 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use super::job::Ticket;
 use super::{EngineError, LockDesign, Shared, Stage};
 use crate::backend::{Backend, Element};
-use crate::prover::{KeyShape, MsmSums, PreparedKey, ProveError, Prover, Synthesized};
+use crate::prover::{CheckedKey, KeyShape, MsmSums, PreparedKey, ProveError, Prover, Synthesized};
 use crate::timeline::report::names;
 use crate::timeline::{Layer, Timeline};
-use crate::{Fr, G1Affine, G2Affine, ProvingKey};
+use crate::Fr;
 
 /// One device of the engine: an opened backend and the proving key prepared on it (its
 /// bases uploaded once and resident).
@@ -30,7 +30,7 @@ pub struct EngineDevice<B: Backend> {
 impl<B: Backend> EngineDevice<B> {
     /// Uploads the key's bases to `backend`. `label` names the device in timelines and
     /// reports (`cuda:0`); it must be unique within an engine.
-    pub fn prepare(label: impl Into<String>, backend: B, pk: &ProvingKey, tl: &Timeline) -> Result<Self, EngineError> {
+    pub fn prepare(label: impl Into<String>, backend: B, pk: &CheckedKey, tl: &Timeline) -> Result<Self, EngineError> {
         let label = label.into();
         let key = {
             let _g = tl.span_detail(Layer::Engine, "prepare_key", format!("device={label}"));
@@ -67,8 +67,7 @@ pub fn partition_bytes(shape: &KeyShape) -> u64 {
 
 /// Device memory the key's resident bases take.
 pub fn resident_bytes(key: &PreparedKey) -> u64 {
-    let g1 = (key.a.len() + key.b_g1.len() + key.l.len() + key.h.len()) as u64;
-    g1 * G1Affine::HOST_BYTES as u64 + key.b_g2.len() as u64 * G2Affine::HOST_BYTES as u64
+    key.resident_bytes()
 }
 
 /// The lock design a device runs: `split` only where two partitions fit beside the bases.
@@ -83,7 +82,7 @@ pub fn effective_design(
     if asked == LockDesign::Single {
         return (asked, None);
     }
-    let (bases, partition) = (resident_bytes(key), partition_bytes(&key.shape));
+    let (bases, partition) = (resident_bytes(key), partition_bytes(&key.shape()));
     let need = bases + 2 * partition;
     match memory {
         None => (

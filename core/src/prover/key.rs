@@ -1,23 +1,26 @@
-//! Proving keys: reading them (compressed or uncompressed `ark_groth16::ProvingKey`), checking
-//! every point, and preparing them once for a backend so their bases stay resident.
+//! Proving keys: reading them (compressed or uncompressed `ark_groth16::ProvingKey`) and
+//! checking every point, so that the only key a prover accepts is a [`CheckedKey`].
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
-use ark_groth16::PreparedVerifyingKey;
+use ark_ec::AffineRepr;
+use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
+use ark_relations::gr1cs::ConstraintSynthesizer;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Validate};
+use rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 
-use super::ProveError;
-use crate::backend::{Backend, BackendId, G1Bases, G2Bases};
-use crate::{G1Affine, ProvingKey, VerifyingKey};
+use crate::{Curve, Fr, ProvingKey, VerifyingKey};
 
 /// Why a point of a key was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PointProblem {
     NotOnCurve,
     NotInSubgroup,
+    /// α, β, γ or δ is the identity: such a key makes proofs that verify for any statement.
+    Identity,
 }
 
 impl std::fmt::Display for PointProblem {
@@ -25,6 +28,7 @@ impl std::fmt::Display for PointProblem {
         f.write_str(match self {
             PointProblem::NotOnCurve => "is not on the curve",
             PointProblem::NotInSubgroup => "is not in the prime-order subgroup",
+            PointProblem::Identity => "is the identity (such a key would verify anything)",
         })
     }
 }
@@ -45,6 +49,8 @@ pub enum KeyError {
     InvalidPoint { query: &'static str, index: usize, problem: PointProblem },
     #[error("key is inconsistent: {0}")]
     Inconsistent(String),
+    #[error("setup failed: {0}")]
+    Setup(String),
 }
 
 /// A reader that remembers whether a read ran past the end, because arkworks reports a short
@@ -66,44 +72,116 @@ impl Read for EofTracking<'_> {
 
 /// Which checks a key's points get when it is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PointChecks {
+pub(crate) enum PointChecks {
     /// On the curve and in the prime-order subgroup: for any key from outside.
     Full,
-    /// On the curve only, for bytes known to equal a key that passed `Full` before (the CLI's
-    /// key cache proves that with a digest). The subgroup checks are most of the reading time
+    /// On the curve only, for bytes known to equal a key that passed `Full` before (the key
+    /// store proves that with a digest, `key_store.rs`). The subgroup checks are most of the reading time
     /// (about 85 s for a 2^22 key on 32 threads), the curve equation a small part of it.
     CurveOnly,
 }
 
-/// Reads a proving key from bytes, compressed or not (told apart by the compression flag of
-/// its first point), and checks every point: on the curve and in the subgroup.
-pub fn read_proving_key(bytes: &[u8]) -> Result<ProvingKey, KeyError> {
-    read_proving_key_with(bytes, PointChecks::Full)
+/// A proving key whose every point was checked — on the curve, in the prime-order subgroup, and
+/// α, β, γ, δ not the identity — and whose sizes agree with each other. It is the only key a
+/// [`crate::Prover`] prepares, so a key that was never checked cannot reach a device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckedKey {
+    pk: ProvingKey,
+    shape: KeyShape,
 }
 
-/// [`read_proving_key`] with a choice of point checks.
-pub fn read_proving_key_with(bytes: &[u8], checks: PointChecks) -> Result<ProvingKey, KeyError> {
-    let compress = match bytes.first() {
-        None => return Err(KeyError::Truncated { len: 0, format: "empty file" }),
-        Some(b) if b & 0x80 != 0 => Compress::Yes,
-        Some(_) => Compress::No,
-    };
-    let format = if compress == Compress::Yes { "compressed" } else { "uncompressed" };
-    let mut reader = EofTracking { inner: bytes, hit_eof: false };
-    // Points are checked below, one by one, so a bad one is named; here only the encoding.
-    let pk = ProvingKey::deserialize_with_mode(&mut reader, compress, Validate::No).map_err(|e| {
-        if reader.hit_eof {
-            KeyError::Truncated { len: bytes.len(), format }
-        } else {
-            KeyError::Malformed { format, detail: describe(e) }
-        }
-    })?;
-    if !reader.inner.is_empty() {
-        let extra = reader.inner.len();
-        return Err(KeyError::TrailingBytes { extra, used: bytes.len() - extra, format });
+impl CheckedKey {
+    /// Checks a key from elsewhere (every point: allow about a minute for a 2^22 key on 32 threads).
+    pub fn new(pk: ProvingKey) -> Result<CheckedKey, KeyError> {
+        let shape = validate(&pk, PointChecks::Full)?;
+        Ok(CheckedKey { pk, shape })
     }
-    validate_proving_key_with(&pk, checks)?;
-    Ok(pk)
+
+    /// Reads a key from bytes, compressed or not (told apart by the compression flag of its
+    /// first point), and checks it. A truncated or padded encoding, a malformed point or a key
+    /// whose sizes disagree is a typed error that says where.
+    pub fn read(bytes: &[u8]) -> Result<CheckedKey, KeyError> {
+        Self::read_with(bytes, PointChecks::Full)
+    }
+
+    pub fn load(path: &Path) -> Result<CheckedKey, KeyError> {
+        let bytes = std::fs::read(path).map_err(|source| KeyError::Io { path: path.to_path_buf(), source })?;
+        Self::read(&bytes)
+    }
+
+    /// [`CheckedKey::read`] with a choice of point checks: [`PointChecks::CurveOnly`] only for
+    /// bytes proven equal to a key that passed every check before.
+    pub(crate) fn read_with(bytes: &[u8], checks: PointChecks) -> Result<CheckedKey, KeyError> {
+        let compress = match bytes.first() {
+            None => return Err(KeyError::Truncated { len: 0, format: "empty file" }),
+            Some(b) if b & 0x80 != 0 => Compress::Yes,
+            Some(_) => Compress::No,
+        };
+        let format = if compress == Compress::Yes { "compressed" } else { "uncompressed" };
+        let mut reader = EofTracking { inner: bytes, hit_eof: false };
+        // Points are checked below, one by one, so a bad one is named; here only the encoding.
+        let pk = ProvingKey::deserialize_with_mode(&mut reader, compress, Validate::No).map_err(|e| {
+            if reader.hit_eof {
+                KeyError::Truncated { len: bytes.len(), format }
+            } else {
+                KeyError::Malformed { format, detail: describe(e) }
+            }
+        })?;
+        if !reader.inner.is_empty() {
+            let extra = reader.inner.len();
+            return Err(KeyError::TrailingBytes { extra, used: bytes.len() - extra, format });
+        }
+        let shape = validate(&pk, checks)?;
+        Ok(CheckedKey { pk, shape })
+    }
+
+    /// Runs arkworks' circuit-specific setup (libsnark reduction) for `circuit`: a key made
+    /// here is valid by construction. For tests and benchmarks; a real key comes from a
+    /// ceremony.
+    pub fn generate<C, R>(circuit: C, rng: &mut R) -> Result<CheckedKey, KeyError>
+    where
+        C: ConstraintSynthesizer<Fr>,
+        R: RngCore + CryptoRng,
+    {
+        let pk = Groth16::<Curve, LibsnarkReduction>::generate_random_parameters_with_reduction(circuit, rng)
+            .map_err(|e| KeyError::Setup(e.to_string()))?;
+        let shape = KeyShape::of(&pk)?;
+        Ok(CheckedKey { pk, shape })
+    }
+
+    /// Writes the key to `path` (atomically) and returns the bytes written, for callers that
+    /// also digest or keep them.
+    pub fn write(&self, path: &Path, compress: bool) -> Result<Vec<u8>, KeyError> {
+        let mode = if compress { Compress::Yes } else { Compress::No };
+        let mut bytes = Vec::with_capacity(self.pk.serialized_size(mode));
+        self.pk
+            .serialize_with_mode(&mut bytes, mode)
+            .map_err(|e| KeyError::Malformed { format: "serializer", detail: e.to_string() })?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
+        }
+        // Write then rename, so a reader never sees half a key.
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, &bytes).map_err(|source| KeyError::Write { path: tmp.clone(), source })?;
+        std::fs::rename(&tmp, path).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
+        Ok(bytes)
+    }
+
+    pub fn proving_key(&self) -> &ProvingKey {
+        &self.pk
+    }
+
+    pub fn verifying_key(&self) -> &VerifyingKey {
+        &self.pk.vk
+    }
+
+    pub fn shape(&self) -> KeyShape {
+        self.shape
+    }
+
+    pub fn into_inner(self) -> ProvingKey {
+        self.pk
+    }
 }
 
 fn describe(e: SerializationError) -> String {
@@ -116,28 +194,6 @@ fn describe(e: SerializationError) -> String {
         }
         other => other.to_string(),
     }
-}
-
-pub fn load_proving_key(path: &Path) -> Result<ProvingKey, KeyError> {
-    let bytes = std::fs::read(path).map_err(|source| KeyError::Io { path: path.to_path_buf(), source })?;
-    read_proving_key(&bytes)
-}
-
-/// Writes the key to `path` (atomically) and returns the bytes written, for callers that
-/// also digest or keep them.
-pub fn write_proving_key(pk: &ProvingKey, path: &Path, compress: bool) -> Result<Vec<u8>, KeyError> {
-    let mode = if compress { Compress::Yes } else { Compress::No };
-    let mut bytes = Vec::with_capacity(pk.serialized_size(mode));
-    pk.serialize_with_mode(&mut bytes, mode)
-        .map_err(|e| KeyError::Malformed { format: "serializer", detail: e.to_string() })?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
-    }
-    // Write then rename, so a reader never sees half a key.
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, &bytes).map_err(|source| KeyError::Write { path: tmp.clone(), source })?;
-    std::fs::rename(&tmp, path).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
-    Ok(bytes)
 }
 
 fn check_points<C: SWCurveConfig>(
@@ -165,13 +221,9 @@ fn point_problem<C: SWCurveConfig>(p: &Affine<C>) -> Option<PointProblem> {
     }
 }
 
-/// Every point on the curve and in the subgroup, and the lengths consistent with each other.
-pub fn validate_proving_key(pk: &ProvingKey) -> Result<(), KeyError> {
-    validate_proving_key_with(pk, PointChecks::Full)
-}
-
-/// [`validate_proving_key`] with a choice of point checks.
-pub fn validate_proving_key_with(pk: &ProvingKey, checks: PointChecks) -> Result<(), KeyError> {
+/// Every point on the curve and in the subgroup, α, β, γ, δ not the identity, and the lengths
+/// consistent with each other.
+fn validate(pk: &ProvingKey, checks: PointChecks) -> Result<KeyShape, KeyError> {
     let vk = &pk.vk;
     check_points(checks, "alpha_g1", &[vk.alpha_g1])?;
     check_points(checks, "beta_g1", &[pk.beta_g1])?;
@@ -185,7 +237,20 @@ pub fn validate_proving_key_with(pk: &ProvingKey, checks: PointChecks) -> Result
     check_points(checks, "b_g2_query", &pk.b_g2_query)?;
     check_points(checks, "h_query", &pk.h_query)?;
     check_points(checks, "l_query", &pk.l_query)?;
-    KeyShape::of(pk).map(|_| ())
+    // The trapdoor's images: with any of them the identity, the verifier's equation holds for
+    // proofs of any statement (a key whose every point is the identity "verifies" anything).
+    let identities = [
+        ("alpha_g1", vk.alpha_g1.is_zero()),
+        ("beta_g1", pk.beta_g1.is_zero()),
+        ("delta_g1", pk.delta_g1.is_zero()),
+        ("beta_g2", vk.beta_g2.is_zero()),
+        ("gamma_g2", vk.gamma_g2.is_zero()),
+        ("delta_g2", vk.delta_g2.is_zero()),
+    ];
+    if let Some((query, _)) = identities.iter().find(|(_, zero)| *zero) {
+        return Err(KeyError::InvalidPoint { query, index: 0, problem: PointProblem::Identity });
+    }
+    KeyShape::of(pk)
 }
 
 /// The sizes a key fixes, checked against each other; the prover checks them against the circuit.
@@ -224,50 +289,5 @@ impl KeyShape {
             )));
         }
         Ok(KeyShape { num_instance, num_variables, domain_size })
-    }
-}
-
-/// A proving key prepared for one backend: its bases uploaded once and resident, reused by
-/// every proof made with that backend.
-pub struct PreparedKey {
-    pub vk: VerifyingKey,
-    pub pvk: PreparedVerifyingKey<crate::Curve>,
-    pub shape: KeyShape,
-    pub beta_g1: G1Affine,
-    pub delta_g1: G1Affine,
-    /// All of a_query (the constant's point included: its scalar is z₀ = 1).
-    pub a: G1Bases,
-    pub b_g1: G1Bases,
-    pub b_g2: G2Bases,
-    pub l: G1Bases,
-    pub h: G1Bases,
-    pub backend: BackendId,
-}
-
-impl PreparedKey {
-    /// Uploads the bases of `pk` to `backend`. The key is assumed validated (as
-    /// [`read_proving_key`] does); its shape is checked again here.
-    ///
-    /// Returns once the device has finished with them: a GPU backend queues work on the bases
-    /// (the CUDA backend's shifted multiples, seconds at 2^22), and a first proof must not
-    /// count it as its own (the H200 runs of the fourth session did, 2.6 s in one
-    /// `ntt_inverse_a`, once draining spans stopped synchronising).
-    pub fn new<B: Backend + ?Sized>(backend: &B, pk: &ProvingKey) -> Result<PreparedKey, ProveError> {
-        let shape = KeyShape::of(pk)?;
-        let key = PreparedKey {
-            vk: pk.vk.clone(),
-            pvk: ark_groth16::prepare_verifying_key(&pk.vk),
-            shape,
-            beta_g1: pk.beta_g1,
-            delta_g1: pk.delta_g1,
-            a: backend.upload_g1_bases(&pk.a_query)?,
-            b_g1: backend.upload_g1_bases(&pk.b_g1_query)?,
-            b_g2: backend.upload_g2_bases(&pk.b_g2_query)?,
-            l: backend.upload_g1_bases(&pk.l_query)?,
-            h: backend.upload_g1_bases(&pk.h_query)?,
-            backend: backend.id(),
-        };
-        backend.synchronize()?;
-        Ok(key)
     }
 }

@@ -14,13 +14,15 @@
 //! (libsnark reduction), bit for bit — which the tests check.
 
 pub mod key;
+mod prepared;
 pub mod synthesis;
 
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::Zero;
 use ark_relations::gr1cs::{ConstraintSynthesizer, SynthesisError};
 
-pub use key::{KeyError, KeyShape, PreparedKey};
+pub use key::{CheckedKey, KeyError, KeyShape, PointProblem};
+pub use prepared::PreparedKey;
 pub use synthesis::{synthesize, Synthesized};
 
 use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, BackendError, NttKind, ScalarBuffer, Scalars};
@@ -31,8 +33,8 @@ use crate::{Fr, G1Projective, G2Projective, Proof};
 pub enum ProveError {
     #[error("synthesis failed: {0}")]
     Synthesis(SynthesisError),
-    #[error("the witness does not satisfy the circuit: constraint {row}{} fails", name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default())]
-    Unsatisfied { row: usize, name: Option<String> },
+    #[error("the witness does not satisfy the circuit: constraint {row} fails")]
+    Unsatisfied { row: usize },
     #[error("the circuit uses the non-R1CS predicate '{predicate}'; Groth16 proves R1CS only")]
     NotR1cs { predicate: String },
     #[error("{rows} constraint rows need a domain larger than Fr supports (2^{max_log2})")]
@@ -93,8 +95,8 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     }
 
     /// Uploads a key's bases once; reuse the result for every proof on this backend.
-    pub fn prepare(&self, pk: &crate::ProvingKey) -> Result<PreparedKey, ProveError> {
-        PreparedKey::new(self.backend, pk)
+    pub fn prepare(&self, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
+        PreparedKey::new(self.backend, key)
     }
 
     /// Synthesizes and proves, with the randomness (r, s) given.

@@ -94,9 +94,10 @@ pub fn synthesize<C: ConstraintSynthesizer<Fr>>(circuit: C) -> Result<Synthesize
 
     // The rows are the constraints: check them now, so that an unsatisfied witness fails fast
     // and never reaches the device (where it would make a proof that does not verify).
+    // (arkworks' `which_is_unsatisfied` would only repeat the row, and prints a warning to
+    // stderr where no tracing layer is installed: a library must not.)
     if let Some(row) = (0..num_constraints).into_par_iter().find_first(|&i| a[i] * b[i] != c[i]) {
-        let name = cs.which_is_unsatisfied().ok().flatten();
-        return Err(ProveError::Unsatisfied { row, name });
+        return Err(ProveError::Unsatisfied { row });
     }
     a[num_constraints..num_constraints + num_instance].copy_from_slice(&assignment[..num_instance]);
 

@@ -18,24 +18,28 @@
 //!   reference every backend is compared with (run once per size, not per backend).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use ark_ff::UniformRand;
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use g16::backends::{self as backend, AnyBackend};
+use g16::settings::Settings;
 use g16_core::backend::{Backend, BackendInfo, BackendKind, NttKind, Scalars};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+use g16_core::key_store::KeyStore;
 use g16_core::prover::Prover;
 use g16_core::sample;
 use g16_core::timeline::{Layer, Report, Timeline};
 use g16_core::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use serde::Serialize;
 
-use crate::{io_err, keys, plot, progress, stamp, CliError};
+use crate::cli::{progress, setup, CliError};
+use measurement::{measurement, median_phases, print_table, Measurement};
+
+mod measurement;
+mod plot;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -91,30 +95,6 @@ impl Op {
     }
 }
 
-/// One measurement: the JSON line `benches/results/` keeps.
-#[derive(Clone, Debug, Serialize)]
-pub struct Measurement {
-    pub backend: String,
-    pub device: String,
-    pub driver: String,
-    pub op: String,
-    pub size: u32,
-    pub median_ms: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-    pub runs: usize,
-    pub commit: String,
-    pub date: String,
-    /// Median device time per span name over the timed runs (device backends; MSM and NTT):
-    /// the whole operation's span (`msm_g1`) and its phases (`msm_g1.accumulate`, …).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub phases_ms: BTreeMap<String, f64>,
-    /// MSM ops: the bases' upload, once, with whatever the backend prepares there (the
-    /// shifted bases of CUDA and wgpu), wall ms; outside `median_ms`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bases_upload_ms: Option<f64>,
-}
-
 pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
     let bad = || CliError::Usage(format!("--sizes '{s}': expected A..B or A (log2 sizes, A ≤ B)"));
     let (a, b) = match s.split_once("..") {
@@ -132,7 +112,7 @@ pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
     Ok(a..=b)
 }
 
-pub fn run(args: BenchArgs) -> Result<(), CliError> {
+pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
     let sizes = parse_sizes(&args.sizes)?;
     let mut ops: Vec<Op> = args.ops.iter().map(|s| Op::parse(s)).collect::<Result<_, _>>()?;
     ops.sort();
@@ -140,7 +120,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     if args.runs == 0 {
         return Err(CliError::Usage("--runs must be at least 1".into()));
     }
-    let backends = open_backends(args.backends.as_deref())?;
+    let backends = open_backends(settings, args.backends.as_deref())?;
+    let store = settings.key_store();
 
     let per_size: usize = ops.iter().map(|&op| if op == Op::ProveArkworks { 1 } else { backends.len() }).sum();
     let cases = (per_size * sizes.clone().count()) as u64;
@@ -151,13 +132,13 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         for &op in &ops {
             if op == Op::ProveArkworks {
                 bar.set_message(format!("arkworks prove 2^{size}"));
-                results.push(measure_arkworks(size, &args)?);
+                results.push(measure_arkworks(&store, size, &args)?);
                 bar.inc(1);
                 continue;
             }
             for (backend, info) in &backends {
                 bar.set_message(format!("{} {} 2^{size}", info.kind, op_name(op)));
-                results.extend(measure(backend, info, op, size, &args, &mut inputs)?);
+                results.extend(measure(backend, info, op, size, &args, &mut inputs, &store)?);
                 bar.inc(1);
             }
         }
@@ -166,15 +147,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 
     print_table(&results);
     if let Some(path) = &args.json {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io_err(format!("opening {}", path.display())))?;
-        for m in &results {
-            let line = serde_json::to_string(m).map_err(|e| CliError::Usage(e.to_string()))?;
-            writeln!(f, "{line}").map_err(io_err(format!("writing {}", path.display())))?;
-        }
+        measurement::append_json(path, &results)?;
         println!("wrote {} measurements to {}", results.len(), path.display());
     }
     if !args.no_plot {
@@ -183,6 +156,23 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+/// What the timed call of `op` includes, for the JSON line (module docs: the same in words).
+fn includes(op: Op) -> &'static str {
+    match op {
+        Op::MsmG1 | Op::MsmG2 | Op::MsmG1Witness | Op::MsmG2Witness => {
+            "one MSM: bases resident (uploaded once, outside the timing), scalars already on the device, until the sum is on the host"
+        }
+        Op::Ntt => "one forward NTT of scalars already on the device, synchronized",
+        Op::Upload => "staging the scalars from host memory onto the device, synchronized; freeing outside the timing",
+        Op::Prove => "one whole proof: synthesis, staging, H, MSMs, assembly; the key prepared once, outside the timing",
+        Op::ProveArkworks => "ark-groth16's create_proof_with_reduction on the host's CPU, synthesis included",
+    }
+}
+
+/// The device section of `Op::Prove`'s runs.
+const PROVE_DEVICE_INCLUDES: &str =
+    "the device section of the same proofs (staging, H, MSMs, readback), as the timeline measured it";
 
 fn op_name(op: Op) -> &'static str {
     match op {
@@ -199,16 +189,16 @@ fn op_name(op: Op) -> &'static str {
 
 /// The backends asked for (or every available one). One asked for by name that is not
 /// available is said plainly and left out; none at all is an error.
-fn open_backends(names: Option<&[String]>) -> Result<Vec<(AnyBackend, BackendInfo)>, CliError> {
+fn open_backends(settings: &Settings, names: Option<&[String]>) -> Result<Vec<(AnyBackend, BackendInfo)>, CliError> {
     let kinds: Vec<BackendKind> = match names {
         Some(names) => {
-            names.iter().map(|n| crate::parse_backend(n).map_err(CliError::Usage)).collect::<Result<_, _>>()?
+            names.iter().map(|n| crate::cli::parse_backend(n).map_err(CliError::Usage)).collect::<Result<_, _>>()?
         }
         None => BackendKind::PREFERENCE.to_vec(),
     };
     let mut open = Vec::new();
     for kind in kinds {
-        match backend::open(kind) {
+        match backend::open(kind, settings) {
             Ok(b) => {
                 let info = b.info();
                 open.push((b, info));
@@ -275,6 +265,7 @@ fn measure(
     size: u32,
     args: &BenchArgs,
     inputs: &mut Inputs,
+    store: &KeyStore,
 ) -> Result<Vec<Measurement>, CliError> {
     let n = 1usize << size;
     let total = args.warmup + args.runs;
@@ -336,10 +327,10 @@ fn measure(
         }
         Op::ProveArkworks => return Err(CliError::Usage("prove-arkworks has no backend".into())),
         Op::Prove => {
-            let (pk, _) = keys::cached_or_generate(CircuitKind::Synthetic, size)?;
+            let checked = setup::stored_or_generated(store, CircuitKind::Synthetic, size)?;
             let prover = Prover::new(backend);
-            let key = prover.prepare(&pk)?;
-            drop(pk);
+            let key = prover.prepare(&checked)?;
+            drop(checked);
             let mut rng = ChaCha20Rng::from_entropy();
             for run in 0..total {
                 let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, run as u64 + 1)?;
@@ -359,12 +350,12 @@ fn measure(
         }
     }
     backend.drain_device_spans(); // the bench keeps no timeline; don't let spans pile up
-    let mut first = measurement(info, op_name(op), size, &times[args.warmup..]);
+    let mut first = measurement(info, op_name(op), includes(op), size, &times[args.warmup..]);
     first.phases_ms = median_phases(spans_per_run.get(args.warmup..).unwrap_or(&[]));
     first.bases_upload_ms = bases_upload_ms;
     let mut out = vec![first];
     if !device_times.is_empty() {
-        out.push(measurement(info, "prove-device", size, &device_times[args.warmup..]));
+        out.push(measurement(info, "prove-device", PROVE_DEVICE_INCLUDES, size, &device_times[args.warmup..]));
     }
     Ok(out)
 }
@@ -378,32 +369,10 @@ fn span_totals(backend: &AnyBackend) -> BTreeMap<String, f64> {
     totals
 }
 
-/// Per span name, the median over the runs (a name missing from a run counts as 0 there).
-fn median_phases(runs: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
-    let names: std::collections::BTreeSet<&String> = runs.iter().flat_map(|r| r.keys()).collect();
-    names
-        .into_iter()
-        .map(|name| {
-            let times: Vec<f64> = runs.iter().map(|r| r.get(name).copied().unwrap_or(0.0)).collect();
-            (name.clone(), median(&times))
-        })
-        .collect()
-}
-
-fn median(times: &[f64]) -> f64 {
-    let mut sorted = times.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mid = sorted.len() / 2;
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[mid],
-        _ => (sorted[mid - 1] + sorted[mid]) / 2.0,
-    }
-}
-
 /// `ark-groth16`'s prover on the same circuit and key as `prove`: the reference.
-fn measure_arkworks(size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
-    let (pk, _) = keys::cached_or_generate(CircuitKind::Synthetic, size)?;
+fn measure_arkworks(store: &KeyStore, size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
+    let key = setup::stored_or_generated(store, CircuitKind::Synthetic, size)?;
+    let pk = key.proving_key();
     let mut rng = ChaCha20Rng::from_entropy();
     let mut times = Vec::new();
     for run in 0..args.warmup + args.runs {
@@ -411,89 +380,17 @@ fn measure_arkworks(size: u32, args: &BenchArgs) -> Result<Measurement, CliError
         let t = Instant::now();
         Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(
             circuit,
-            &pk,
+            pk,
             Fr::rand(&mut rng),
             Fr::rand(&mut rng),
         )
         .map_err(|e| CliError::Usage(format!("arkworks prover: {e}")))?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let cpu = backend::open(BackendKind::Cpu)?.info();
-    let mut m = measurement(&cpu, "prove", size, &times[args.warmup..]);
+    let cpu = g16_core::backend::CpuBackend::new().info();
+    let mut m = measurement(&cpu, "prove", includes(Op::ProveArkworks), size, &times[args.warmup..]);
     m.backend = "arkworks".to_string();
     Ok(m)
-}
-
-fn measurement(info: &BackendInfo, op: &str, size: u32, times: &[f64]) -> Measurement {
-    let mut sorted = times.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    Measurement {
-        backend: info.kind.name().to_string(),
-        device: info.device.clone(),
-        driver: info.driver.clone(),
-        op: op.to_string(),
-        size,
-        median_ms: median(times),
-        min_ms: sorted.first().copied().unwrap_or(0.0),
-        max_ms: sorted.last().copied().unwrap_or(0.0),
-        runs: sorted.len(),
-        commit: stamp::COMMIT.to_string(),
-        date: stamp::today_utc(),
-        phases_ms: BTreeMap::new(),
-        bases_upload_ms: None,
-    }
-}
-
-/// One row per (op, size), one column per backend; where the CPU ran too, each GPU
-/// backend's speed-up over it.
-fn print_table(results: &[Measurement]) {
-    let mut backends: Vec<&str> = results.iter().map(|m| m.backend.as_str()).collect();
-    backends.dedup();
-    backends.sort();
-    backends.dedup();
-    let mut rows: Vec<(&str, u32)> = results.iter().map(|m| (m.op.as_str(), m.size)).collect();
-    rows.sort();
-    rows.dedup();
-    print!("{:<14}{:>5}", "op", "size");
-    for b in &backends {
-        print!("{:>14}", format!("{b} ms"));
-    }
-    let has_cpu = backends.contains(&"cpu");
-    if has_cpu {
-        for b in backends.iter().filter(|b| **b != "cpu") {
-            print!("{:>14}", format!("{b}/cpu"));
-        }
-    }
-    println!();
-    for (op, size) in rows {
-        let get =
-            |b: &str| results.iter().find(|m| m.op == op && m.size == size && m.backend == b).map(|m| m.median_ms);
-        print!("{op:<14}{size:>5}");
-        for b in &backends {
-            match get(b) {
-                Some(ms) => print!("{ms:>14.3}"),
-                None => print!("{:>14}", "-"),
-            }
-        }
-        if has_cpu {
-            for b in backends.iter().filter(|b| **b != "cpu") {
-                match (get("cpu"), get(b)) {
-                    (Some(cpu), Some(ms)) if ms > 0.0 => print!("{:>13.1}x", cpu / ms),
-                    _ => print!("{:>14}", "-"),
-                }
-            }
-        }
-        println!();
-    }
-    for m in results.iter().filter(|m| !m.phases_ms.is_empty()) {
-        let phases: Vec<String> = m.phases_ms.iter().map(|(name, ms)| format!("{name} {ms:.2}")).collect();
-        println!("  {} {} 2^{} device ms (median): {}", m.backend, m.op, m.size, phases.join(", "));
-    }
-    for m in results {
-        if let Some(ms) = m.bases_upload_ms {
-            println!("  {} {} 2^{} bases uploaded and prepared in {ms:.1} ms (once)", m.backend, m.op, m.size);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -508,27 +405,5 @@ mod tests {
         assert!(parse_sizes("16..10").is_err());
         assert!(parse_sizes("a..b").is_err());
         assert!(parse_sizes("1..40").is_err());
-    }
-
-    #[test]
-    fn median_of_even_and_odd() {
-        let info = backend::open(BackendKind::Cpu).unwrap().info();
-        assert_eq!(measurement(&info, "ntt", 3, &[3.0, 1.0, 2.0]).median_ms, 2.0);
-        assert_eq!(measurement(&info, "ntt", 3, &[4.0, 1.0, 2.0, 3.0]).median_ms, 2.5);
-    }
-
-    #[test]
-    fn phases_take_the_median_per_name_and_count_a_missing_one_as_zero() {
-        let run = |pairs: &[(&str, f64)]| pairs.iter().map(|(n, ms)| (n.to_string(), *ms)).collect();
-        let runs: Vec<BTreeMap<String, f64>> = vec![
-            run(&[("msm_g1", 10.0), ("msm_g1.sort", 1.0)]),
-            run(&[("msm_g1", 12.0), ("msm_g1.sort", 3.0), ("big", 4.0)]),
-            run(&[("msm_g1", 11.0), ("msm_g1.sort", 2.0)]),
-        ];
-        let phases = median_phases(&runs);
-        assert_eq!(phases["msm_g1"], 11.0);
-        assert_eq!(phases["msm_g1.sort"], 2.0);
-        assert_eq!(phases["big"], 0.0);
-        assert_eq!(phases.len(), 3);
     }
 }

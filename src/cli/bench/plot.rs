@@ -5,8 +5,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::bench::Measurement;
-use crate::CliError;
+use super::measurement::Measurement;
+use crate::cli::CliError;
 
 pub fn write_svg(path: &Path, results: &[Measurement]) -> Result<(), CliError> {
     let err = |e: &dyn std::fmt::Display| CliError::Usage(format!("plot {}: {e}", path.display()));

@@ -10,18 +10,20 @@ use std::time::Duration;
 
 use ark_ff::UniformRand;
 use g16::backends::{self as backend, parse_device_list, AnyBackend};
+use g16::settings::Settings;
 use g16_core::backend::{Backend, BackendInfo, BackendKind};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::engine::{
     default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition,
 };
 use g16_core::timeline::{self, Layer, Report, Timeline};
+use g16_core::CheckedKey;
 use g16_core::Fr;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use crate::{io_err, keys, parse_backend, parse_circuit, progress, stamp, CliError};
+use crate::cli::{io_err, parse_backend, parse_circuit, progress, setup, stamp, CliError};
 
 /// Small enough that a fresh machine (setup included) proves it in seconds on 2 cores.
 pub const DEFAULT_CIRCUIT: &str = "sha256";
@@ -92,7 +94,7 @@ struct Run {
     workers: usize,
 }
 
-pub fn run(args: ProveArgs) -> Result<(), CliError> {
+pub fn run(settings: &Settings, args: ProveArgs) -> Result<(), CliError> {
     if args.partitions == 0 {
         return Err(CliError::Usage("--partitions must be at least 1".into()));
     }
@@ -120,7 +122,7 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
 
     // The first configuration's timeline also holds the setup (opening, key, preparation).
     let mut tl = Timeline::new();
-    let mut devices = open_devices(&args, &tl)?;
+    let mut devices = open_devices(settings, &args, &tl)?;
     let info = devices[0].backend().info();
     if !args.json {
         for d in &devices {
@@ -173,30 +175,34 @@ pub fn run(args: ProveArgs) -> Result<(), CliError> {
 }
 
 /// Opens the devices asked for and prepares the key on each.
-fn open_devices(args: &ProveArgs, tl: &Timeline) -> Result<Vec<EngineDevice<AnyBackend>>, CliError> {
+fn open_devices(
+    settings: &Settings,
+    args: &ProveArgs,
+    tl: &Timeline,
+) -> Result<Vec<EngineDevice<AnyBackend>>, CliError> {
     let opened: Vec<(String, AnyBackend)> = {
         let _g = tl.span(Layer::Engine, "open_backend");
         match &args.devices {
             Some(list) => parse_device_list(list)?
                 .into_iter()
-                .map(|spec| Ok((spec.label(), backend::open_spec(&spec)?)))
+                .map(|spec| Ok((spec.label(), backend::open_spec(&spec, settings)?)))
                 .collect::<Result<_, CliError>>()?,
             None => {
-                let b = backend::open(args.backend)?;
+                let b = backend::open(args.backend, settings)?;
                 vec![(format!("{}:0", b.kind()), b)]
             }
         }
     };
-    let pk = {
+    let key: CheckedKey = {
         let _g = tl.span(Layer::Engine, "load_key");
         match &args.key {
-            Some(path) => keys::load(path)?,
-            None => keys::cached_or_generate(args.circuit, args.size)?.0,
+            Some(path) => CheckedKey::load(path)?,
+            None => setup::stored_or_generated(&settings.key_store(), args.circuit, args.size)?,
         }
     };
     Ok(opened
         .into_iter()
-        .map(|(label, backend)| EngineDevice::prepare(label, backend, &pk, tl))
+        .map(|(label, backend)| EngineDevice::prepare(label, backend, &key, tl))
         .collect::<Result<_, _>>()?)
 }
 

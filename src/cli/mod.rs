@@ -1,0 +1,51 @@
+//! The commands of `g16`, each in its module, and what they share: the error every command
+//! reports plainly, and the parsers of common arguments.
+
+pub mod bench;
+pub mod devices;
+pub mod progress;
+pub mod prove;
+pub mod report;
+pub mod setup;
+pub mod stamp;
+
+use g16_core::backend::BackendKind;
+use g16_core::circuits::CircuitKind;
+
+/// Everything the CLI can fail with, reported plainly.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Prove(#[from] g16_core::ProveError),
+    #[error(transparent)]
+    Key(#[from] g16_core::prover::KeyError),
+    #[error(transparent)]
+    KeyStore(#[from] g16_core::key_store::KeyStoreError),
+    #[error(transparent)]
+    Backend(#[from] g16_core::BackendError),
+    #[error(transparent)]
+    Circuit(#[from] g16_core::circuits::CircuitError),
+    #[error(transparent)]
+    Timeline(#[from] g16_core::timeline::TimelineError),
+    #[error(transparent)]
+    Engine(#[from] g16_core::engine::EngineError),
+    #[error(transparent)]
+    Settings(#[from] g16::settings::SettingsError),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error("{0}")]
+    Usage(String),
+}
+
+pub fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CliError {
+    let what = what.into();
+    move |source| CliError::Io { what, source }
+}
+
+pub fn parse_circuit(s: &str) -> Result<CircuitKind, String> {
+    s.parse().map_err(|e: g16_core::circuits::CircuitError| e.to_string())
+}
+
+pub fn parse_backend(s: &str) -> Result<BackendKind, String> {
+    s.parse().map_err(|e: g16_core::BackendError| e.to_string())
+}

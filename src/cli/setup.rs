@@ -1,0 +1,68 @@
+//! `g16 setup`: arkworks' circuit-specific setup for a built-in circuit, stored in the key
+//! store (where `prove` finds it) and, if asked, written to a file.
+
+use std::path::PathBuf;
+
+use g16::settings::Settings;
+use g16_core::circuits::CircuitKind;
+use g16_core::key_store::{self, KeyStore};
+use g16_core::CheckedKey;
+
+use crate::cli::{progress, CliError};
+
+pub fn run(
+    settings: &Settings,
+    circuit: CircuitKind,
+    size: u32,
+    out: Option<PathBuf>,
+    compress: bool,
+    seed: u64,
+) -> Result<(), CliError> {
+    let started = std::time::Instant::now();
+    let key = generate(circuit, size, seed)?;
+    let store = settings.key_store();
+    let stored = store.path(circuit, size);
+    // The store holds the seed-0 key that `prove` expects; other seeds go only where asked.
+    if seed == 0 {
+        store.store(&key, &stored)?;
+    }
+    if let Some(out) = &out {
+        key.write(out, compress)?;
+    }
+    let written: Vec<String> = [(seed == 0).then(|| stored.clone()), out]
+        .into_iter()
+        .flatten()
+        .map(|p: PathBuf| p.display().to_string())
+        .collect();
+    let shape = key.shape();
+    println!(
+        "setup {circuit} 2^{size}: {} variables, {} public inputs, domain 2^{}, {:.1} s; written to {}",
+        shape.num_variables,
+        shape.num_instance - 1,
+        shape.domain_size.trailing_zeros(),
+        started.elapsed().as_secs_f64(),
+        if written.is_empty() { "nowhere (give --out)".to_string() } else { written.join(" and ") }
+    );
+    Ok(())
+}
+
+/// arkworks' setup for (circuit, size), deterministic in `seed`, with a spinner.
+pub fn generate(circuit: CircuitKind, size: u32, seed: u64) -> Result<CheckedKey, CliError> {
+    let bar = progress::spinner(format!("setup: {circuit} 2^{size}"));
+    let key = key_store::generate(circuit, size, seed);
+    bar.finish_and_clear();
+    Ok(key?)
+}
+
+/// The stored key for (circuit, size), generated and stored on first use (saying so).
+pub fn stored_or_generated(store: &KeyStore, circuit: CircuitKind, size: u32) -> Result<CheckedKey, CliError> {
+    let bar = std::cell::RefCell::new(None);
+    let result = store.get_or_generate(circuit, size, |path| {
+        eprintln!("no stored key for {circuit} 2^{size}: generating one (saved to {})", path.display());
+        *bar.borrow_mut() = Some(progress::spinner(format!("setup: {circuit} 2^{size}")));
+    });
+    if let Some(bar) = bar.into_inner() {
+        bar.finish_and_clear();
+    }
+    Ok(result?.0)
+}
