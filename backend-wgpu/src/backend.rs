@@ -237,6 +237,13 @@ impl Backend for WgpuBackend {
     }
 }
 
+impl Drop for WgpuBackend {
+    fn drop(&mut self) {
+        // The device outlives this instance: its undrained spans would otherwise stay with it.
+        self.gpu.timing.discard(self.id);
+    }
+}
+
 /// How many adapters the wgpu backend can use.
 pub fn device_count() -> usize {
     crate::device::device_count()

@@ -111,6 +111,12 @@ impl Timing {
         out.sort_by_key(|s| s.start_ns);
         Ok(out)
     }
+
+    /// Drops `owner`'s spans without reading them (its backend instance is gone).
+    pub(crate) fn discard(&self, owner: BackendId) {
+        lock(&self.pending).retain(|p| p.tag.owner != owner);
+        lock(&self.done).retain(|d| d.0 != owner);
+    }
 }
 
 /// The device-to-host calibration (see the module docs).
