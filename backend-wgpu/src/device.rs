@@ -53,7 +53,7 @@ impl Arith {
 
 /// Storage buffers the largest module binds (the NTT's and the pointwise ops': three arrays,
 /// each split over four bindings); an adapter with fewer per stage is not used.
-/// compile.rs's tests hold the modules to it.
+/// compile/module.rs's tests hold the modules to it.
 pub const STORAGE_BUFFERS_NEEDED: u32 = 12;
 
 /// One adapter wgpu found, and whether g16 can use it.

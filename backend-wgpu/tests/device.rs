@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use ark_bls12_381::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
-use ark_ec::VariableBaseMSM;
+use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::{FftField, UniformRand};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use g16_core::backend::conformance::open_or_skip;
@@ -16,7 +16,7 @@ use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, Scalar
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
 use g16_wgpu::{Arith, Elem, G1Buffer, G2Buffer, Module, WgpuBackend, WgpuOptions, SPLIT_SLOTS};
-use rand::Rng;
+use rand_chacha::ChaCha20Rng;
 
 fn open(options: WgpuOptions) -> Option<WgpuBackend> {
     open_or_skip("wgpu", "G16_REQUIRE_WGPU", WgpuBackend::open(&options))
@@ -141,7 +141,7 @@ fn device_spans_are_tagged_and_in_queue_order() {
 /// Scalars of every kind the shared layout's digits meet: random, zero, one (the ones
 /// bucket), r − 1 (every window's digit negative with carries), small, and one value repeated
 /// (one bucket a window takes every point).
-fn edge_scalars(n: usize, rng: &mut impl Rng) -> Vec<Fr> {
+fn edge_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Fr> {
     let repeated = Fr::rand(rng);
     (0..n)
         .map(|i| match i % 7 {
@@ -153,6 +153,21 @@ fn edge_scalars(n: usize, rng: &mut impl Rng) -> Vec<Fr> {
             _ => Fr::rand(rng),
         })
         .collect()
+}
+
+/// n random points, the identity at `identities`, and point `from` repeated at `to`.
+fn edge_bases<P: CurveGroup + PrimeGroup>(
+    n: usize,
+    rng: &mut ChaCha20Rng,
+    identities: &[usize],
+    (from, to): (usize, usize),
+) -> Vec<P::Affine> {
+    let mut bases = random_points::<P, _>(n, rng);
+    for &i in identities {
+        bases[i] = P::Affine::zero();
+    }
+    bases[to] = bases[from];
+    bases
 }
 
 /// Tables on every base vector from 2^4 points on.
@@ -170,10 +185,7 @@ fn shifted_bases_msm_matches_arkworks() {
     let mut rng = test_rng("shifted_bases_msm_matches_arkworks");
 
     let n1 = (1 << 10) + 7;
-    let mut g1 = random_points::<G1Projective, _>(n1, &mut rng);
-    g1[5] = Default::default();
-    g1[n1 - 1] = Default::default();
-    g1[9] = g1[8];
+    let g1 = edge_bases::<G1Projective>(n1, &mut rng, &[5, n1 - 1], (8, 9));
     let b1 = b.upload_g1_bases(&g1).unwrap();
     let c1 = b1.storage::<G1Buffer>(b.id()).unwrap().shifted_window().expect("a G1 table for 2^10 + 7 points");
     let table_entries = g1.len() as u64 * u64::from(256u32.div_ceil(c1));
@@ -184,9 +196,7 @@ fn shifted_bases_msm_matches_arkworks() {
     assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 100..700), "G1 MSM over a range, shifted bases");
 
     let n2 = 100;
-    let mut g2 = random_points::<G2Projective, _>(n2, &mut rng);
-    g2[0] = Default::default();
-    g2[3] = g2[2];
+    let g2 = edge_bases::<G2Projective>(n2, &mut rng, &[0], (2, 3));
     let b2 = b.upload_g2_bases(&g2).unwrap();
     let c2 = b2.storage::<G2Buffer>(b.id()).unwrap().shifted_window().expect("a G2 table for 100 points");
     let scalars = edge_scalars(n2, &mut rng);
@@ -217,9 +227,7 @@ fn shifted_bases_on_the_32_bit_path_and_across_sub_msms() {
     let mut rng = test_rng("shifted_bases_on_the_32_bit_path_and_across_sub_msms");
 
     let n1 = 60;
-    let mut g1 = random_points::<G1Projective, _>(n1, &mut rng);
-    g1[7] = Default::default();
-    g1[11] = g1[10];
+    let g1 = edge_bases::<G1Projective>(n1, &mut rng, &[7], (10, 11));
     let b1 = b.upload_g1_bases(&g1).unwrap();
     assert!(b1.storage::<G1Buffer>(b.id()).unwrap().shifted_window().is_some(), "a G1 table for {n1} points");
     let scalars = edge_scalars(n1, &mut rng);
@@ -227,9 +235,7 @@ fn shifted_bases_on_the_32_bit_path_and_across_sub_msms() {
     assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 0..n1), "G1 MSM of {n1} points over shifted bases, 32-bit path");
 
     let n2 = 30;
-    let mut g2 = random_points::<G2Projective, _>(n2, &mut rng);
-    g2[4] = Default::default();
-    g2[21] = g2[20];
+    let g2 = edge_bases::<G2Projective>(n2, &mut rng, &[4], (20, 21));
     let b2 = b.upload_g2_bases(&g2).unwrap();
     assert!(b2.storage::<G2Buffer>(b.id()).unwrap().shifted_window().is_some(), "a G2 table for {n2} points");
     let scalars = edge_scalars(n2, &mut rng);

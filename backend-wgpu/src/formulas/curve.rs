@@ -19,21 +19,35 @@ pub fn madd_head(b: &mut Builder) {
 
 /// madd-2008-s, second half (PP ≠ 0).
 pub fn madd_tail(b: &mut Builder) {
-    let (px, py, pzz, pzzz) = (b.fixed(P), b.fixed(P + 1), b.fixed(P + 2), b.fixed(P + 3));
+    let (px, py) = (b.fixed(P), b.fixed(P + 1));
+    tail(b, px, py, None);
+}
+
+/// The second half shared by madd-2008-s (`q_zz` = None: Q affine) and add-2008-s, from what
+/// the head left in PP and R: u = U1 (X1 for madd), s = S1 (Y1 for madd).
+fn tail(b: &mut Builder, u: E, s: E, q_zz: Option<(E, E)>) {
+    let (pzz, pzzz) = (b.fixed(P + 2), b.fixed(P + 3));
     let (pp_, r) = (b.fixed(PP), b.fixed(R));
     let pp = b.sqr(pp_);
     let ppp = b.mul(pp_, pp);
-    let q = b.mul(px, pp);
+    let q = b.mul(u, pp);
     let r2 = b.sqr(r);
     let t = b.sub(r2, ppp);
     let t = b.sub(t, q);
     let x3 = b.sub(t, q);
     let t = b.sub(q, x3);
     let t = b.mul(r, t);
-    let u = b.mul(py, ppp);
+    let u = b.mul(s, ppp);
     let y3 = b.sub(t, u);
-    let zz3 = b.mul(pzz, pp);
-    let zzz3 = b.mul(pzzz, ppp);
+    let (zz3, zzz3) = match q_zz {
+        None => (b.mul(pzz, pp), b.mul(pzzz, ppp)),
+        Some((qzz, qzzz)) => {
+            let t = b.mul(pzz, qzz);
+            let zz3 = b.mul(t, pp);
+            let t = b.mul(pzzz, qzzz);
+            (zz3, b.mul(t, ppp))
+        }
+    };
     b.store(&[(P, x3), (P + 1, y3), (P + 2, zz3), (P + 3, zzz3)]);
 }
 
@@ -87,23 +101,7 @@ pub fn add_head(b: &mut Builder) {
 
 /// add-2008-s, second half (PP ≠ 0).
 pub fn add_tail(b: &mut Builder) {
-    let (pzz, pzzz) = (b.fixed(P + 2), b.fixed(P + 3));
+    let (u1, s1) = (b.fixed(U1), b.fixed(S1));
     let (qzz, qzzz) = (b.fixed(Q + 2), b.fixed(Q + 3));
-    let (pp_, r, u1, s1) = (b.fixed(PP), b.fixed(R), b.fixed(U1), b.fixed(S1));
-    let pp = b.sqr(pp_);
-    let ppp = b.mul(pp_, pp);
-    let qq = b.mul(u1, pp);
-    let r2 = b.sqr(r);
-    let t = b.sub(r2, ppp);
-    let t = b.sub(t, qq);
-    let x3 = b.sub(t, qq);
-    let t = b.sub(qq, x3);
-    let t = b.mul(r, t);
-    let u = b.mul(s1, ppp);
-    let y3 = b.sub(t, u);
-    let t = b.mul(pzz, qzz);
-    let zz3 = b.mul(t, pp);
-    let t = b.mul(pzzz, qzzz);
-    let zzz3 = b.mul(t, ppp);
-    b.store(&[(P, x3), (P + 1, y3), (P + 2, zz3), (P + 3, zzz3)]);
+    tail(b, u1, s1, Some((qzz, qzzz)));
 }
