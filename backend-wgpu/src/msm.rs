@@ -56,7 +56,7 @@ const T: u32 = 16;
 /// The reduction is bound by its longest chain of dependent additions, not by its work: a
 /// segment thread does 2·SEGMENT additions plus ~20 for its offset, then each group level
 /// GROUP − 1 more. Groups of 2 make the segment sums a binary tree (log2(segments) levels of
-/// one addition); segments of 16 measured best of 8..64 (docs/perf/wgpu.md, "Reduction").
+/// one addition); segments of 16 measured best of 8..64 (docs/perf/wgpu.md, "Reduction shape").
 const SEGMENT: u32 = 16;
 const GROUP: u32 = 2;
 /// The modes of bucket.wgsl's two kernels: `accumulate` over bases or over partials,

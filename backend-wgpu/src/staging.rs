@@ -17,7 +17,7 @@ use crate::error::WgpuError;
 ///
 /// Why wait: `write_buffer` only stages the data; the transfer runs with the next submission,
 /// so without the flush an upload's transfer time lands in whatever operation comes next and
-/// is counted as its time (docs/perf/wgpu.md, "Uploads"). The CUDA backend's uploads also
+/// is counted as its time (docs/perf/wgpu.md, "Smaller choices"). The CUDA backend's uploads also
 /// return once copied, so an operation's time is its own on both.
 pub(crate) fn write(dev: &WgpuDevice, dst: &Chunked, words: &[u32]) -> Result<(), WgpuError> {
     let w = dst.elem.words();

@@ -4,10 +4,10 @@
 // histogram into bucket offsets, and each level's offsets into the next level's task offsets.
 //
 // Three kernels over the whole GPU, not one workgroup (a single workgroup serialised the
-// scan, and an MSM runs several: docs/perf/wgpu.md, "Scans"): `scan_blocks` scans each block
-// of BLOCK counts locally and leaves the block's total in `blocks`; `scan_tops` (one
-// workgroup) scans the block totals in place and writes the grand total; `scan_add` adds each
-// block's offset.
+// scan, and an MSM runs several: docs/perf/wgpu.md, "Scans across the GPU"): `scan_blocks`
+// scans each block of BLOCK counts locally and leaves the block's total in `blocks`;
+// `scan_tops` (one workgroup) scans the block totals in place and writes the grand total;
+// `scan_add` adds each block's offset.
 
 struct Params {
     nb: u32,

@@ -255,7 +255,7 @@ fn uniform_words(params: &[u32]) -> Vec<u32> {
 ///
 /// Why: a bind group's own uniform buffer ([`Kernel::bind`]) is a buffer creation, a staging
 /// buffer and a copy each, and an MSM makes ~40 bind groups: host time outside the device's
-/// work (docs/perf/wgpu.md, "Parameter blocks").
+/// work (docs/perf/wgpu.md, "Smaller choices").
 pub(crate) struct ParamBlock<'m> {
     buffer: Scratch<'m>,
     words: Vec<u32>,
