@@ -78,7 +78,9 @@ pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> Re
         #[cfg(not(feature = "cuda"))]
         BackendKind::Cuda => Err(not_built(kind)),
         #[cfg(feature = "wgpu")]
-        BackendKind::Wgpu => Ok(AnyBackend::Wgpu(g16_wgpu::WgpuBackend::open(ordinal)?)),
+        BackendKind::Wgpu => {
+            Ok(AnyBackend::Wgpu(g16_wgpu::WgpuBackend::open(&g16_wgpu::WgpuOptions { ordinal, ..Default::default() })?))
+        }
         #[cfg(not(feature = "wgpu"))]
         BackendKind::Wgpu => Err(not_built(kind)),
         BackendKind::Auto => open_first_available(ordinal, settings),

@@ -3,83 +3,100 @@
 //! `BackendError`s, and each operation carries the current host span, so every device span
 //! comes back parented to the span that queued it.
 //!
-//! One engine device per (adapter, arithmetic path, formula path) per process: opening the backend again
-//! (each test opens its own) reuses the device and its compiled pipelines.
+//! One open device per set of options per process: opening the backend again with equal
+//! [`WgpuOptions`] (each test opens its own) reuses the device, its compiled pipelines and its
+//! tables; each backend instance still drains only its own device spans.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use g16_core::backend::{
-    check_range, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, G1Bases, G2Bases, NttKind,
-    ScalarBuffer, Scalars, SOFTWARE_ADAPTER,
+    check_msm, check_same_len, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, Element,
+    G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SOFTWARE_ADAPTER,
 };
-use g16_core::timeline::{current_span, now_ns, DeviceSpan};
+use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-use crate::{Arith, Formulas, FrBuffer, G1Buffer, G2Buffer, Options, WgpuDevice, WgpuError};
+use crate::buffers::{Elem, FrBuffer, G1Buffer, G2Buffer, Memory};
+use crate::compile::Pipelines;
+use crate::device::{list_adapters, lock, Arith, WgpuDevice, WgpuOptions};
+use crate::error::WgpuError;
+use crate::msm::Msm;
+use crate::ntt::Ntt;
+use crate::staging;
+use crate::timing::{Tag, Timing};
 
-/// `G16_WGPU_ARITH=u32` takes the 32-bit path even where the adapter has SHADER_INT64.
-pub const ARITH_ENV: &str = "G16_WGPU_ARITH";
+/// One open adapter and the layers built on it, each holding the ones below it.
+struct Gpu {
+    dev: Arc<WgpuDevice>,
+    mem: Arc<Memory>,
+    pipelines: Arc<Pipelines>,
+    timing: Arc<Timing>,
+    ntt: Ntt,
+    msm: Msm,
+}
+
+impl Gpu {
+    fn open(options: &WgpuOptions) -> Result<Gpu, WgpuError> {
+        let dev = Arc::new(WgpuDevice::open(options)?);
+        let mem = Arc::new(Memory::new(dev.clone()));
+        let pipelines = Arc::new(Pipelines::new(dev.clone(), options.pipeline_cache.as_deref()));
+        let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
+        let ntt = Ntt::new(mem.clone(), pipelines.clone(), timing.clone());
+        let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), options.msm);
+        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm })
+    }
+}
+
+/// The devices opened so far in this process, by the options they were opened with.
+fn opened() -> &'static Mutex<HashMap<WgpuOptions, Arc<Gpu>>> {
+    static OPENED: OnceLock<Mutex<HashMap<WgpuOptions, Arc<Gpu>>>> = OnceLock::new();
+    OPENED.get_or_init(Mutex::default)
+}
 
 pub struct WgpuBackend {
     id: BackendId,
-    dev: Arc<WgpuDevice>,
-    lane: String,
-}
-
-/// Open engine devices by (adapter ordinal, 32-bit path forced, formula path asked for).
-type DeviceCache = Mutex<HashMap<(usize, bool, Option<Formulas>), Arc<WgpuDevice>>>;
-
-fn devices() -> &'static DeviceCache {
-    static DEVICES: OnceLock<DeviceCache> = OnceLock::new();
-    DEVICES.get_or_init(Mutex::default)
-}
-
-fn map_err(e: WgpuError) -> BackendError {
-    match e {
-        WgpuError::NoAdapter(reason) => BackendError::Unavailable { backend: BackendKind::Wgpu, reason },
-        WgpuError::OutOfMemory { what, requested } => BackendError::OutOfMemory { what, requested, available: 0 },
-        WgpuError::TooLarge { what, requested, limit } => {
-            BackendError::OutOfMemory { what, requested, available: limit }
-        }
-        WgpuError::NttSize { len, max_log2 } => BackendError::NttSize { len, max_log2 },
-        other => BackendError::Device(other.to_string()),
-    }
+    gpu: Arc<Gpu>,
 }
 
 impl WgpuBackend {
-    /// Adapter `ordinal`, on the arithmetic path `G16_WGPU_ARITH` asks for (default: int64
-    /// where the adapter has it) and the formula path `G16_WGPU_FORMULAS` asks for (default:
-    /// interpreted).
-    pub fn open(ordinal: usize) -> Result<WgpuBackend, BackendError> {
-        let force_u32 = std::env::var(ARITH_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("u32"));
-        Self::open_with(ordinal, force_u32, Formulas::from_env())
-    }
-
-    /// Adapter `ordinal`; `force_u32` takes the 32-bit path even where SHADER_INT64 exists;
-    /// `formulas` forces a formula path (`None`: `G16_WGPU_FORMULAS`, else the default).
-    pub fn open_with(ordinal: usize, force_u32: bool, formulas: Option<Formulas>) -> Result<WgpuBackend, BackendError> {
-        let mut cache = devices().lock().unwrap_or_else(|p| p.into_inner());
-        let key = (ordinal, force_u32, formulas);
-        let dev = match cache.get(&key) {
-            Some(d) => d.clone(),
+    /// The adapter and settings `options` name; the device is shared with every other
+    /// backend opened with equal options in this process.
+    pub fn open(options: &WgpuOptions) -> Result<WgpuBackend, BackendError> {
+        let mut cache = lock(opened());
+        let gpu = match cache.get(options) {
+            Some(gpu) => gpu.clone(),
             None => {
-                let options = Options { ordinal, force_u32, formulas, clock: now_ns, ..Default::default() };
-                let d = Arc::new(WgpuDevice::open(&options).map_err(map_err)?);
-                cache.insert(key, d.clone());
-                d
+                let gpu = Arc::new(Gpu::open(options)?);
+                cache.insert(options.clone(), gpu.clone());
+                gpu
             }
         };
-        Ok(WgpuBackend { id: BackendId::fresh(), dev, lane: format!("wgpu:{ordinal}") })
+        Ok(WgpuBackend { id: BackendId::fresh(), gpu })
     }
 
-    /// The engine underneath (pipeline timings, limits).
+    /// The device underneath (adapter, arithmetic path, limits).
     pub fn device(&self) -> &WgpuDevice {
-        &self.dev
+        &self.gpu.dev
     }
 
-    fn wrap<T: g16_core::backend::Element, S: Send + Sync + 'static>(&self, len: usize, s: S) -> DeviceBuffer<T> {
-        DeviceBuffer::new(self.id, len, Box::new(s))
+    /// The device's pipelines (compile them ahead, read how long each took).
+    pub fn pipelines(&self) -> &Pipelines {
+        &self.gpu.pipelines
+    }
+
+    /// The most elements one `elem` array can hold on this device.
+    pub fn max_elements(&self, elem: Elem) -> u64 {
+        self.gpu.mem.max_elements(elem)
+    }
+
+    fn tag(&self) -> Tag {
+        Tag { owner: self.id, parent: current_span() }
+    }
+
+    fn wrap<T: Element, S: Send + Sync + 'static>(&self, len: usize, storage: S) -> DeviceBuffer<T> {
+        DeviceBuffer::new(self.id, len, Box::new(storage))
     }
 
     fn fr<'a>(&self, b: &'a ScalarBuffer) -> Result<&'a FrBuffer, BackendError> {
@@ -90,34 +107,21 @@ impl WgpuBackend {
         b.storage_mut::<FrBuffer>(self.id)
     }
 
-    fn same_len(op: &'static str, a: &ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
-        if a.len() == b.len() {
-            Ok(())
-        } else {
-            Err(BackendError::LengthMismatch { op, expected: a.len(), got: b.len() })
-        }
-    }
-
-    /// The scalars of an MSM as (device buffer, range), uploading host scalars first.
-    fn msm_scalars<R>(
+    /// Runs an MSM on the scalars as (device buffer, range), uploading host scalars first.
+    fn with_scalars<R>(
         &self,
         op: &'static str,
         bases_len: usize,
         scalars: Scalars<'_>,
-        run: impl FnOnce(&FrBuffer, std::ops::Range<usize>) -> Result<R, WgpuError>,
+        run: impl FnOnce(&FrBuffer, Range<usize>) -> Result<R, WgpuError>,
     ) -> Result<R, BackendError> {
-        if bases_len < scalars.len() {
-            return Err(BackendError::LengthMismatch { op, expected: scalars.len(), got: bases_len });
-        }
+        check_msm(op, bases_len, &scalars)?;
         match scalars {
             Scalars::Host(s) => {
-                let buf = self.dev.upload_fr(s).map_err(map_err)?;
-                run(&buf, 0..s.len()).map_err(map_err)
+                let buf = staging::upload_fr(&self.gpu.mem, s)?;
+                Ok(run(&buf, 0..s.len())?)
             }
-            Scalars::Device(buf, range) => {
-                check_range(op, &range, buf.len())?;
-                run(self.fr(buf)?, range).map_err(map_err)
-            }
+            Scalars::Device(buf, range) => Ok(run(self.fr(buf)?, range)?),
         }
     }
 }
@@ -128,21 +132,21 @@ impl Backend for WgpuBackend {
     }
 
     fn info(&self) -> BackendInfo {
-        let a = self.dev.adapter();
+        let dev = &self.gpu.dev;
+        let a = dev.adapter();
         let mut capabilities = vec![
             a.backend.clone(),
-            match self.dev.arith() {
+            match dev.arith() {
                 Arith::Int64 => "SHADER_INT64".to_string(),
                 Arith::U32 => "32-bit limbs".to_string(),
             },
-            format!("{} curve formulas", self.dev.formulas().name()),
-            if self.dev.has_timestamps() { "timestamp queries" } else { "host-timed" }.to_string(),
-            format!("bindings of {} MiB", self.dev.binding_bytes() >> 20),
+            if dev.has_timestamps() { "timestamp queries" } else { "host-timed" }.to_string(),
+            format!("bindings of {} MiB", dev.binding_bytes() >> 20),
         ];
         if a.device_type == "Cpu" {
             capabilities.push(SOFTWARE_ADAPTER.to_string());
         }
-        let adapters: Vec<String> = crate::list_adapters()
+        let adapters: Vec<String> = list_adapters()
             .iter()
             .map(|x| if x.name == a.name && x.backend == a.backend { format!("{x} (used)") } else { x.to_string() })
             .collect();
@@ -152,50 +156,49 @@ impl Backend for WgpuBackend {
             device: a.name.clone(),
             driver: format!("{} {}", a.backend, a.driver),
             memory_bytes: None,
-            max_ntt_log2: self.dev.max_ntt_log2(),
+            max_ntt_log2: self.gpu.ntt.max_log2(),
             capabilities,
         }
     }
 
     fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(host.len(), self.dev.upload_fr(host).map_err(map_err)?))
+        Ok(self.wrap(host.len(), staging::upload_fr(&self.gpu.mem, host)?))
     }
 
     fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(len, self.dev.alloc_fr(len).map_err(map_err)?))
+        Ok(self.wrap(len, FrBuffer(self.gpu.mem.chunked("scalars", Elem::Fr, len)?)))
     }
 
     fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError> {
-        self.dev.download_fr(self.fr(buf)?).map_err(map_err)
+        Ok(staging::download_fr(&self.gpu.mem, self.fr(buf)?)?)
     }
 
     fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.dev.upload_g1(host).map_err(map_err)?))
+        Ok(self.wrap(host.len(), self.gpu.msm.upload(host, self.tag())?))
     }
 
     fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.dev.upload_g2(host).map_err(map_err)?))
+        Ok(self.wrap(host.len(), self.gpu.msm.upload(host, self.tag())?))
     }
 
     fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
-        let tag = current_span();
-        self.dev.ntt(self.fr_mut(buf)?, kind, kind.span_name(), tag).map_err(map_err)
+        Ok(self.gpu.ntt.ntt(self.fr_mut(buf)?, kind, self.tag())?)
     }
 
     fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
-        Self::same_len("mul_assign", a, b)?;
+        check_same_len("mul_assign", a.len(), b.len())?;
         let b = self.fr(b)?;
-        self.dev.mul_assign(self.fr_mut(a)?, b, current_span()).map_err(map_err)
+        Ok(self.gpu.ntt.mul_assign(self.fr_mut(a)?, b, self.tag())?)
     }
 
     fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
-        Self::same_len("sub_assign", a, b)?;
+        check_same_len("sub_assign", a.len(), b.len())?;
         let b = self.fr(b)?;
-        self.dev.sub_assign(self.fr_mut(a)?, b, current_span()).map_err(map_err)
+        Ok(self.gpu.ntt.sub_assign(self.fr_mut(a)?, b, self.tag())?)
     }
 
     fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
-        self.dev.scale(self.fr_mut(a)?, c, current_span()).map_err(map_err)
+        Ok(self.gpu.ntt.scale(self.fr_mut(a)?, c, self.tag())?)
     }
 
     fn quotient(
@@ -205,42 +208,39 @@ impl Backend for WgpuBackend {
         c: &ScalarBuffer,
         z_inv: Fr,
     ) -> Result<(), BackendError> {
-        Self::same_len("quotient", a, b)?;
-        Self::same_len("quotient", a, c)?;
+        check_same_len("quotient", a.len(), b.len())?;
+        check_same_len("quotient", a.len(), c.len())?;
         let (b, c) = (self.fr(b)?, self.fr(c)?);
-        self.dev.quotient(self.fr_mut(a)?, b, c, z_inv, current_span()).map_err(map_err)
+        Ok(self.gpu.ntt.quotient(self.fr_mut(a)?, b, c, z_inv, self.tag())?)
     }
 
     fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {
         let b = bases.storage::<G1Buffer>(self.id)?;
-        let tag = current_span();
-        self.msm_scalars("msm_g1", b.len(), scalars, |s, r| self.dev.msm_g1(b, s, r, tag))
+        let tag = self.tag();
+        self.with_scalars("msm_g1", b.len(), scalars, |s, r| self.gpu.msm.msm(b, s, r, tag))
     }
 
     fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError> {
         let b = bases.storage::<G2Buffer>(self.id)?;
-        let tag = current_span();
-        self.msm_scalars("msm_g2", b.len(), scalars, |s, r| self.dev.msm_g2(b, s, r, tag))
+        let tag = self.tag();
+        self.with_scalars("msm_g2", b.len(), scalars, |s, r| self.gpu.msm.msm(b, s, r, tag))
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {
-        self.dev.synchronize().map_err(map_err)
+        self.gpu.dev.wait()?;
+        Ok(self.gpu.dev.check_errors("synchronize")?)
     }
 
     fn drain_device_spans(&self) -> Vec<DeviceSpan> {
         // The trait cannot fail here; a device error already surfaced from the operation.
-        let spans = self.dev.drain_spans().unwrap_or_default();
-        spans
-            .into_iter()
-            .map(|s| DeviceSpan {
-                name: s.name,
-                parent: s.tag,
-                start_ns: s.start_ns,
-                end_ns: s.end_ns,
-                error_bound_ns: s.error_bound_ns,
-                device: self.lane.clone(),
-            })
-            .collect()
+        self.gpu.timing.drain(self.id).unwrap_or_default()
+    }
+}
+
+impl Drop for WgpuBackend {
+    fn drop(&mut self) {
+        // The device outlives this instance: its undrained spans would otherwise stay with it.
+        self.gpu.timing.discard(self.id);
     }
 }
 
@@ -252,5 +252,5 @@ pub fn device_count() -> usize {
 /// The usable adapters `Auto` may take: not software ones (they sort last, so these are
 /// ordinals 0, 1, …).
 pub fn hardware_device_count() -> usize {
-    crate::list_adapters().iter().filter(|a| a.usable.is_ok() && a.device_type != "Cpu").count()
+    list_adapters().iter().filter(|a| a.usable.is_ok() && a.device_type != "Cpu").count()
 }

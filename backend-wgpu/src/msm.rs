@@ -1,186 +1,82 @@
-//! MSM over resident bases, in the family of the CUDA backend (shaders/msm_sort.wgsl,
-//! shaders/msm_bucket.wgsl): signed window digits, bucket keys sorted on the device by a
-//! counting sort, oversized buckets split into tasks over several levels, per-window
-//! running-sum reduction on the device, the 0/1 split. The host only combines the window
-//! sums (nwin points, c doublings between them).
+//! MSM over resident bases, in the family of the CUDA backend (shaders/msm/): signed window
+//! digits, bucket keys sorted on the device by a counting sort, oversized buckets split into
+//! tasks over several levels, per-window running-sum reduction on the device, the 0/1 split.
+//! The host only combines the window sums (nwin points, c doublings between them) and checks
+//! that the result is on the curve.
+//!
+//! Planning is `g16_core::backend::msm_plan`'s, with this backend's measured weights
+//! ([`WINDOW_PER_BUCKET`], [`TABLE_PER_BUCKET`]). Base vectors in the planner's range get
+//! shifted bases at upload (shaders/msm/table.wgsl): every window's digit then goes into one
+//! shared set of buckets, one set to fill, scan and reduce instead of one a window.
 //!
 //! An MSM too large for one set of temporaries (each temporary array must fit one binding)
 //! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up. The
-//! temporaries come from the device's pool (scratch.rs), so a run of MSMs allocates them once.
+//! temporaries come from the device's pool (buffers.rs), so a run of MSMs allocates them once.
 
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use ark_bls12_381::{G1Affine, G1Projective, G2Affine, G2Projective};
-use ark_ec::PrimeGroup;
+use ark_ec::short_weierstrass::{Affine, Projective};
+use ark_ec::AdditiveGroup;
+use ark_ff::Zero;
+use wgpu::util::DeviceExt;
 
-use crate::device::{Chunked, Kernel, ParamBlock, Res, WgpuDevice};
-use crate::ntt::FrBuffer;
-use crate::scratch::Scratch;
-use crate::shader::{Curve, Elem, Module};
-use crate::timing::Op;
-use crate::WgpuError;
-use g16_core::backend::limbs::{g1_to_words, g1_xyzz_to_projective, g2_to_words, g2_xyzz_to_projective, to_words};
+use g16_core::backend::limbs::on_curve;
+use g16_core::backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
+use g16_core::backend::{check_range, BackendError};
 
-/// G1 bases on the device (affine, resident), with their shifted bases where made.
-pub struct G1Buffer {
-    pub(crate) bases: Chunked,
-    pub(crate) shifted: Option<ShiftedBases>,
-}
-/// G2 bases on the device (affine, resident), with their shifted bases where made.
-pub struct G2Buffer {
-    pub(crate) bases: Chunked,
-    pub(crate) shifted: Option<ShiftedBases>,
-}
+use crate::buffers::{Bases, Chunked, Curve, FrBuffer, Group, Memory, Scratch, Shifted};
+use crate::compile::{Kernel, Module, ParamBlock, Pipelines, Res};
+use crate::device::{lock, WgpuDevice};
+use crate::error::WgpuError;
+use crate::formulas;
+use crate::staging;
+use crate::timing::{Op, Tag, Timing};
 
-impl G1Buffer {
-    pub fn len(&self) -> usize {
-        self.bases.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.bases.len == 0
-    }
-    /// The window width of the shifted bases made at upload, if any (see [`ShiftedBases`]).
-    pub fn shifted_window(&self) -> Option<u32> {
-        self.shifted.as_ref().map(|t| t.c)
-    }
-}
-
-impl G2Buffer {
-    pub fn len(&self) -> usize {
-        self.bases.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.bases.len == 0
-    }
-    /// The window width of the shifted bases made at upload, if any (see [`ShiftedBases`]).
-    pub fn shifted_window(&self) -> Option<u32> {
-        self.shifted.as_ref().map(|t| t.c)
-    }
-}
-
-/// Precomputed shifted bases (shaders/msm_table.wgsl): `data[w·len + i]` = 2^(c·w)·P_i,
-/// affine, for every window w. An MSM over them sums all windows into one set of 2^(c−1)
-/// buckets (the shared layout): one set of buckets to fill, scan and reduce instead of one a
-/// window, which can also buy fewer windows (2^22 points: c = 20, 13 windows against 15 of
-/// 18 bits). They cost `windows` times the bases' memory and, once per upload, c·(windows − 1)
-/// doublings and one inversion a point.
-pub(crate) struct ShiftedBases {
-    data: Chunked,
-    c: u32,
-    windows: u32,
-}
-
-impl ShiftedBases {
-    /// Points a window: the base vector's length.
-    fn stride(&self) -> usize {
-        self.data.len / self.windows as usize
-    }
-}
-
-/// One sub-MSM's result: its window bits, and its window sums then the ones sum, as XYZZ words.
-type WindowSums = (u32, Vec<Vec<u32>>);
+/// What a bucket costs the windowed layout, in mixed additions: about 3 a bucket to merge
+/// partials and reduce the windows (two full additions, each ~1.2 mixed ones). For 2^20
+/// scalars it picks c = 16 (16 windows, like c = 17, but half the buckets).
+pub const WINDOW_PER_BUCKET: u64 = 3;
+/// What a bucket costs the shared layout, in mixed additions: fitted to the H200's times over
+/// c = 16..20 (docs/perf/wgpu.md, "Shifted bases"), where counting the additions alone (~3)
+/// picked windows 17–22 % slower. It picks c = 16 at 2^20 and c = 20 at 2^22.
+pub const TABLE_PER_BUCKET: u64 = 13;
 
 /// Bases per task at level 0, and partials per task at later levels.
 ///
-/// Why 16 bases: the 64 threads of a workgroup run in lockstep (NVIDIA's warps of 32), so a
-/// warp takes as long as its longest task. With a window size whose buckets hold 32 entries
-/// on average (c = 16 at 2^20, 18 at 2^22), tasks of up to 32 left the lanes ~31 % idle (a
-/// bucket of 40 entries is tasks of 32 and 8; a simulation of such counts: 1.45 lane-slots
-/// per addition); tasks of up to 16 cost 1.23, at the price of twice the partials to merge
-/// at level 1 (~0.09 of the work, against 0.04): about 12 % fewer lane-slots in all.
+/// Why 16: the threads of a workgroup run in lockstep, so a warp takes as long as its longest
+/// task; with buckets of 32 entries on average, tasks of up to 32 left ~31 % of the lanes
+/// idle, tasks of 16 ~19 %, at the price of twice the partials to merge at level 1
+/// (docs/perf/wgpu.md, "Task size").
 const T0: u32 = 16;
 const T: u32 = 16;
-/// Buckets per reduction segment (one thread each), and inputs per `sum_groups` output.
+/// Buckets per reduction segment (one thread each), and inputs per `reduce` group output.
 ///
-/// The reduction is bound by its longest chain of dependent additions, not by its work
-/// (nwin·2^c additions, a few thousand threads): a segment thread does 2·SEGMENT additions
-/// plus ~20 for its offset, then each `sum_groups` level GROUP − 1 more. Groups of 2 make
-/// the segment sums a binary tree (log2(segments) levels of one addition) where groups of
-/// 32 took two levels of 31 serial additions each. On the H200 (session 4, 2^20): groups
-/// of 2 against 32, reduce 3.12 against 4.62 ms (G1); segments of 16 against 32, 2.92
-/// against 3.12 ms (G1) and 10.19 against 11.31 ms (G2); 64: 4.91 ms (G1).
+/// The reduction is bound by its longest chain of dependent additions, not by its work: a
+/// segment thread does 2·SEGMENT additions plus ~20 for its offset, then each group level
+/// GROUP − 1 more. Groups of 2 make the segment sums a binary tree (log2(segments) levels of
+/// one addition); segments of 16 measured best of 8..64 (docs/perf/wgpu.md, "Reduction shape").
 const SEGMENT: u32 = 16;
 const GROUP: u32 = 2;
-/// The modes of msm_bucket.wgsl's two kernels: `accumulate` over bases or over partials,
+/// The modes of bucket.wgsl's two kernels: `accumulate` over bases or over partials,
 /// `reduce` over windows or over groups.
 const MODE_BASES: u32 = 0;
 const MODE_PARTIALS: u32 = 1;
 const MODE_WINDOWS: u32 = 0;
 const MODE_GROUPS: u32 = 1;
-/// Parameter slots of one sub-MSM's dispatches (device.rs's ParamBlock): 9 for digits, sorting
-/// and the first accumulate, 4 a level (at most 9 levels: 2^32 entries), 1 + 20 for the
-/// reduction and its tree (segments of at least 2 buckets: at most 2^19 per window).
+/// Parameter slots of one sub-MSM's dispatches: 9 for digits, sorting and the first
+/// accumulate, 4 a level (at most 9 levels: 2^32 entries), 1 + 20 for the reduction and its
+/// tree (segments of at least 2 buckets: at most 2^19 per window).
 const PARAM_SLOTS: u64 = 128;
-/// Fr scalars have 255 bits.
-const SCALAR_BITS: u32 = 255;
-
-/// Windows of c bits for a 255-bit scalar with signed digits: they carry into one more
-/// window only when the top window is full.
-fn windows(c: u32) -> u32 {
-    SCALAR_BITS.div_ceil(c) + u32::from(SCALAR_BITS.is_multiple_of(c))
-}
-
-/// The window size with the fewest point additions for n scalars: n·nwin mixed additions into
-/// buckets, and about 3 per bucket (nwin·2^(c−1) of them) to merge partials and reduce the
-/// windows (two full additions, each ~1.2 mixed ones). Ties go to the smaller window. For
-/// 2^20 scalars: c = 16 (16 windows, like c = 17, but half the buckets).
-fn best_window(n: u64) -> u32 {
-    let cost = |c: u32| u64::from(windows(c)) * (n + 3 * (1u64 << (c - 1)));
-    (4..=20).min_by_key(|&c| (cost(c), c)).unwrap_or(16)
-}
-
-/// Window widths of shifted bases (at most 2^19 buckets, as the windowed layout).
-const SHARED_WINDOWS: std::ops::RangeInclusive<u32> = 8..=20;
 /// Points per launch of the shifted-bases kernel (fewer where their multiples would not fit
 /// one binding).
 const SHIFT_CHUNK: u64 = 1 << 16;
+/// Counts per block of `scan_blocks` (shaders/util/scan.wgsl's BLOCK).
+const SCAN_BLOCK: u32 = 512;
 
-/// What a bucket costs the shared layout, in mixed additions: fitted to the H200's times
-/// over c = 16..20 (session 6, NOTES.md): each bucket is ~13 additions' time (the task levels'
-/// scans and searches run over every bucket, the reduction adds ~2 and a share of its chains),
-/// where counting the additions alone (~3) picked c = 20 at 2^20, 17 % slower than c = 16 for
-/// G2 and 22 % for G1.
-const SHARED_COST_PER_BUCKET: u64 = 13;
-
-/// The window width and count of shifted bases for `len` points: the least work by the
-/// measured weights (len·windows additions, SHARED_COST_PER_BUCKET a bucket of the one set
-/// of 2^(c−1)). 2^20 points: c = 16 (16 windows, the windowed layout's count, but one set of
-/// buckets instead of 16); 2^22: c = 20 (13 windows).
-fn shared_window(len: u64) -> (u32, u32) {
-    let cost = |c: u32| len * u64::from(windows(c)) + SHARED_COST_PER_BUCKET * (1u64 << (c - 1));
-    let c = SHARED_WINDOWS.min_by_key(|&c| (cost(c), c)).unwrap_or(16);
-    (c, windows(c))
-}
-
-/// `G16_WGPU_MSM_TABLE_WINDOW=c` (8..=20) forces the shifted bases' window size, read when
-/// bases are uploaded (for tuning runs).
-fn table_window_override() -> Option<u32> {
-    std::env::var("G16_WGPU_MSM_TABLE_WINDOW").ok()?.parse().ok().filter(|c| SHARED_WINDOWS.contains(c))
-}
-
-/// `G16_WGPU_MSM_WINDOW=c` (4..=20) forces the window size (for tuning runs).
-fn window_override() -> Option<u32> {
-    std::env::var("G16_WGPU_MSM_WINDOW").ok()?.parse().ok().filter(|c| (4..=20).contains(c))
-}
-
-/// `G16_WGPU_MSM_SEGMENT=s` and `G16_WGPU_MSM_GROUP=g` (powers of two, 2..=1024) override
-/// SEGMENT and GROUP (for tuning runs).
-fn reduce_shape() -> (u32, u32) {
-    let var = |name: &str, default: u32| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|v: &u32| v.is_power_of_two() && (2..=1024).contains(v))
-            .unwrap_or(default)
-    };
-    (var("G16_WGPU_MSM_SEGMENT", SEGMENT), var("G16_WGPU_MSM_GROUP", GROUP))
-}
-
-/// `G16_WGPU_MSM_TASK=t` (2..=256) overrides T0 (for tuning runs).
-fn task_override() -> Option<u32> {
-    std::env::var("G16_WGPU_MSM_TASK").ok()?.parse().ok().filter(|t| (2..=256).contains(t))
-}
+/// One sub-MSM's result: its window bits, and its window sums then the ones sum, as XYZZ words.
+type WindowSums = (u32, Vec<Vec<u32>>);
 
 /// The shape of one (sub-)MSM.
 #[derive(Clone, Copy, Debug)]
@@ -192,7 +88,7 @@ struct Plan {
     /// Buckets, the ones bucket included (it is the last).
     nb: u32,
     segments: u32,
-    /// Segment results per `sum_groups` output.
+    /// Segment results per `reduce` group output.
     group: u32,
     /// Bases per task at level 0.
     t0: u32,
@@ -203,38 +99,18 @@ struct Plan {
 }
 
 impl Plan {
-    /// The windowed layout: a set of buckets per window, c by counted additions.
-    fn new(n: usize) -> Plan {
-        let c = window_override().unwrap_or_else(|| best_window(n as u64));
-        Plan::layout(n, c, windows(c), windows(c), 0)
-    }
-
-    /// The shared layout over `table`: its c and windows, one set of buckets.
-    fn shared(n: usize, table: &ShiftedBases) -> Plan {
-        Plan::layout(n, table.c, table.windows, 1, table.stride() as u32)
-    }
-
-    /// The layout for n scalars over `bases`: shared where they have shifted bases.
-    fn for_bases(n: usize, table: Option<&ShiftedBases>) -> Plan {
-        match table {
-            Some(t) => Plan::shared(n, t),
-            None => Plan::new(n),
-        }
-    }
-
-    fn layout(n: usize, c: u32, nwin: u32, sets: u32, stride: u32) -> Plan {
-        let half = 1u32 << (c - 1);
-        let (segment, group) = reduce_shape();
+    fn new(n: usize, layout: Layout, stride: u32) -> Plan {
+        let half = layout.half();
         Plan {
             n: n as u32,
-            c,
-            nwin,
+            c: layout.c,
+            nwin: layout.windows,
             half,
-            nb: sets * half + 1,
-            segments: (half / segment).max(1),
-            group,
-            t0: task_override().unwrap_or(T0),
-            sets,
+            nb: layout.sets * half + 1,
+            segments: (half / SEGMENT).max(1),
+            group: GROUP,
+            t0: T0,
+            sets: layout.sets,
             stride,
         }
     }
@@ -261,46 +137,66 @@ impl Plan {
     }
 }
 
-impl WgpuDevice {
-    /// G1 bases to the device, and their shifted bases where the length gains from them
-    /// (`Options::msm_tables`).
-    pub fn upload_g1(&self, host: &[G1Affine]) -> Result<G1Buffer, WgpuError> {
-        let bases = self.chunked("G1 bases", Elem::G1Affine, host.len())?;
-        self.write_chunked(&bases, &to_words(host, Elem::G1Affine.words(), g1_to_words))?;
-        self.check_errors("uploading G1 bases")?;
-        let shifted = self.shifted_bases(Curve::G1, &bases)?;
-        Ok(G1Buffer { bases, shifted })
+fn op_name(curve: Curve) -> &'static str {
+    match curve {
+        Curve::G1 => "msm_g1",
+        Curve::G2 => "msm_g2",
     }
+}
 
-    /// G2 bases to the device, and their shifted bases where the length gains from them.
-    pub fn upload_g2(&self, host: &[G2Affine]) -> Result<G2Buffer, WgpuError> {
-        let bases = self.chunked("G2 bases", Elem::G2Affine, host.len())?;
-        self.write_chunked(&bases, &to_words(host, Elem::G2Affine.words(), g2_to_words))?;
-        self.check_errors("uploading G2 bases")?;
-        let shifted = self.shifted_bases(Curve::G2, &bases)?;
-        Ok(G2Buffer { bases, shifted })
-    }
+/// The MSM layer of one device: its planner, and each curve's programs on the device.
+pub(crate) struct Msm {
+    mem: Arc<Memory>,
+    pipelines: Arc<Pipelines>,
+    timing: Arc<Timing>,
+    planner: Planner,
+    programs: Mutex<HashMap<Curve, Arc<wgpu::Buffer>>>,
+}
 
-    /// The shifted bases of `bases` (msm_table.wgsl), when its length is in the range that
-    /// gets them and the table fits the split bindings and device memory; None otherwise.
-    /// Returns once the table is built.
-    fn shifted_bases(&self, curve: Curve, bases: &Chunked) -> Result<Option<ShiftedBases>, WgpuError> {
-        let len = bases.len;
-        let Some((min_log, max_log)) = self.msm_tables else { return Ok(None) };
-        if len < 1usize << min_log.min(40) || len >= 1usize << max_log.min(40) {
-            return Ok(None);
-        }
-        let (c, windows) = match table_window_override() {
-            Some(c) => (c, self::windows(c)),
-            None => shared_window(len as u64),
+impl Msm {
+    pub(crate) fn new(mem: Arc<Memory>, pipelines: Arc<Pipelines>, timing: Arc<Timing>, tuning: MsmTuning) -> Msm {
+        let planner = Planner {
+            windowed: WindowRule::LeastCost { per_bucket: WINDOW_PER_BUCKET },
+            table_per_bucket: TABLE_PER_BUCKET,
+            tuning,
         };
+        Msm { mem, pipelines, timing, planner, programs: Mutex::default() }
+    }
+
+    fn dev(&self) -> &WgpuDevice {
+        self.mem.device()
+    }
+
+    /// The plan of n scalars over `table`'s shared layout, or the windowed one without.
+    fn plan(&self, n: usize, table: Option<&Shifted>) -> Plan {
+        match table {
+            Some(t) => Plan::new(n, t.layout, t.stride() as u32),
+            None => Plan::new(n, self.planner.windowed(n), 0),
+        }
+    }
+
+    /// Bases to the device, and their shifted bases where the planner gives their length some
+    /// (built before this returns).
+    pub(crate) fn upload<G: Group>(&self, host: &[Affine<G>], tag: Tag) -> Result<Bases<G>, WgpuError> {
+        let points = staging::upload_points::<G>(&self.mem, host)?;
+        let shifted = self.shifted(G::CURVE, &points, tag)?;
+        Ok(Bases::new(points, shifted))
+    }
+
+    /// The shifted bases of `bases` (table.wgsl), when the planner gives their length a
+    /// table and it fits the split bindings and device memory; None otherwise.
+    fn shifted(&self, curve: Curve, bases: &Chunked, tag: Tag) -> Result<Option<Shifted>, WgpuError> {
+        let len = bases.len;
+        let Some(layout) = self.planner.table(len) else { return Ok(None) };
+        let (c, windows) = (layout.c, layout.windows);
         let entries = len as u64 * u64::from(windows);
-        if entries >= 1 << 31 || entries > self.max_elements(curve.affine()) {
+        if entries > self.mem.max_elements(curve.affine()) {
             return Ok(None);
         }
+        let dev = self.dev();
         // The multiples of one launch's points must fit one binding.
         let per_point = u64::from(windows - 1).max(1) * curve.xyzz().bytes();
-        let chunk = (self.binding_bytes / per_point).min(SHIFT_CHUNK).min(len as u64) as usize;
+        let chunk = (dev.binding_bytes() / per_point).min(SHIFT_CHUNK).min(len as u64) as usize;
         if chunk == 0 {
             return Ok(None);
         }
@@ -312,174 +208,146 @@ impl WgpuDevice {
                 Err(e) => Err(e),
             }
         }
-        let Some(data) = or_skip(self.chunked("MSM shifted bases", curve.affine(), entries as usize))? else {
+        let Some(table) = or_skip(self.mem.chunked("MSM shifted bases", curve.affine(), entries as usize))? else {
             return Ok(None);
         };
-        let Some(multiples) = or_skip(self.plain("MSM shifted-bases multiples", chunk as u64 * per_point))? else {
+        let Some(multiples) = or_skip(self.mem.plain("MSM shifted-bases multiples", chunk as u64 * per_point))? else {
             return Ok(None);
         };
-        let kernel = self.kernel(Module::MsmTable(curve), "shift_bases")?;
+        let kernel = self.pipelines.kernel(Module::MsmTable(curve), "shift_bases")?;
         let prog = self.program(curve);
-        let span = format!("msm_{}.shift_bases", curve.prefix());
+        let span = format!("{}.shift_bases", op_name(curve));
         for first in (0..len).step_by(chunk) {
             let count = chunk.min(len - first);
-            let mut block = self.param_block(1)?;
+            let mut block = ParamBlock::new(&self.mem, 1)?;
             let params = [len as u32, c, windows, first as u32, count as u32, 0, 0, 0];
-            let group = self.bind_in(
+            let group = kernel.bind_in(
+                dev,
                 &mut block,
-                &kernel,
                 &params,
-                &[Res::Split(bases), Res::Split(&data), Res::Plain(&multiples), Res::Plain(&prog)],
+                &[Res::Split(bases), Res::Split(&table), Res::Plain(&multiples), Res::Plain(&prog)],
             )?;
-            let mut op = Op::new(self, None, Some(&span));
+            let mut op = Op::new(&self.timing, tag, Some(&span));
             {
                 let mut pass = op.pass(&span);
-                self.dispatch(&mut pass, &kernel, &group, count as u64)?;
+                kernel.dispatch(dev, &mut pass, &group, count as u64)?;
             }
-            self.write_params(&block);
+            block.write(dev);
             op.submit()?;
         }
-        self.wait()?;
-        self.check_errors("building MSM shifted bases")?;
-        Ok(Some(ShiftedBases { data, c, windows }))
+        dev.wait()?;
+        dev.check_errors("building MSM shifted bases")?;
+        Ok(Some(Shifted { table, layout }))
     }
 
     /// `Σ scalars[range][i]·bases[i]`.
-    pub fn msm_g1(
+    pub(crate) fn msm<G: Group>(
         &self,
-        bases: &G1Buffer,
+        bases: &Bases<G>,
         scalars: &FrBuffer,
         range: Range<usize>,
-        tag: Option<u64>,
-    ) -> Result<G1Projective, WgpuError> {
-        let windows = self.msm(Curve::G1, &bases.bases, bases.shifted.as_ref(), scalars, range, tag)?;
-        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g1_xyzz_to_projective(p)).collect()))))
+        tag: Tag,
+    ) -> Result<Projective<G>, WgpuError> {
+        let curve = G::CURVE;
+        let op = op_name(curve);
+        check_range(op, &range, scalars.len())?;
+        let n = range.len();
+        if bases.len() < n {
+            return Err(BackendError::LengthMismatch { op, expected: n, got: bases.len() }.into());
+        }
+        let table = bases.shifted.as_ref();
+        let step = self.sub_msm_len(curve, n, table);
+        let mut subs = Vec::new();
+        let mut at = 0;
+        while at < n {
+            let len = step.min(n - at);
+            subs.push(self.sub_msm(curve, &bases.points, table, at, scalars, range.start + at, len, tag)?);
+            at += len;
+        }
+        combine::<G>(op, &subs)
     }
 
-    /// `Σ scalars[range][i]·bases[i]` in G2.
-    pub fn msm_g2(
-        &self,
-        bases: &G2Buffer,
-        scalars: &FrBuffer,
-        range: Range<usize>,
-        tag: Option<u64>,
-    ) -> Result<G2Projective, WgpuError> {
-        let windows = self.msm(Curve::G2, &bases.bases, bases.shifted.as_ref(), scalars, range, tag)?;
-        Ok(combine(windows.iter().map(|(c, w)| (*c, w.iter().map(|p| g2_xyzz_to_projective(p)).collect()))))
-    }
-
-    /// The curve's formula programs (formulas.rs), uploaded once.
-    fn program(&self, curve: Curve) -> std::sync::Arc<wgpu::Buffer> {
-        let mut programs = crate::device::lock(&self.programs);
+    /// The curve's formula programs (formulas/), uploaded once.
+    fn program(&self, curve: Curve) -> Arc<wgpu::Buffer> {
+        let mut programs = lock(&self.programs);
         programs
             .entry(curve)
             .or_insert_with(|| {
-                let words = crate::formulas::programs(curve, self.formulas.fq2_lazy()).words;
-                std::sync::Arc::new(wgpu::util::DeviceExt::create_buffer_init(
-                    &self.device,
-                    &wgpu::util::BufferInitDescriptor {
-                        label: Some("curve programs"),
-                        contents: bytemuck::cast_slice(&words),
-                        usage: wgpu::BufferUsages::STORAGE,
-                    },
-                ))
+                let words = formulas::programs(curve).words;
+                Arc::new(self.dev().wgpu().create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("curve programs"),
+                    contents: bytemuck::cast_slice(&words),
+                    usage: wgpu::BufferUsages::STORAGE,
+                }))
             })
             .clone()
     }
 
     /// The largest sub-MSM whose temporaries each fit one binding.
-    fn sub_msm_len(&self, curve: Curve, n: usize, table: Option<&ShiftedBases>) -> usize {
+    fn sub_msm_len(&self, curve: Curve, n: usize, table: Option<&Shifted>) -> usize {
+        let binding = self.dev().binding_bytes();
         let mut len = n.max(1);
         loop {
-            let plan = Plan::for_bases(len, table);
+            let plan = self.plan(len, table);
             let keys = plan.entries() * 4;
             let partials = plan.tasks0() * curve.xyzz().bytes();
-            if (keys <= self.binding_bytes && partials <= self.binding_bytes) || len == 1 {
+            if (keys <= binding && partials <= binding) || len == 1 {
                 return len;
             }
             len = len.div_ceil(2);
         }
     }
 
-    /// Per sub-MSM: (window bits, [window sums..., ones sum]) as XYZZ words.
-    fn msm(
-        &self,
-        curve: Curve,
-        bases: &Chunked,
-        table: Option<&ShiftedBases>,
-        scalars: &FrBuffer,
-        range: Range<usize>,
-        tag: Option<u64>,
-    ) -> Result<Vec<WindowSums>, WgpuError> {
-        let op = format!("msm_{}", curve.prefix());
-        if range.start > range.end || range.end > scalars.len() {
-            return Err(WgpuError::OutOfRange { op, start: range.start, end: range.end, len: scalars.len() });
-        }
-        let n = range.len();
-        if bases.len < n {
-            return Err(WgpuError::LengthMismatch { op, expected: n, got: bases.len });
-        }
-        let step = self.sub_msm_len(curve, n, table);
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < n {
-            let len = step.min(n - at);
-            out.push(self.sub_msm(curve, &op, bases, table, at, scalars, range.start + at, len, tag)?);
-            at += len;
-        }
-        Ok(out)
-    }
-
-    #[allow(clippy::too_many_arguments)] // one sub-MSM's whole description; a struct would only rename it
+    #[allow(clippy::too_many_arguments)] // reason: one sub-MSM's whole description; a struct would only rename it
     fn sub_msm(
         &self,
         curve: Curve,
-        op_name: &str,
         bases: &Chunked,
-        table: Option<&ShiftedBases>,
+        table: Option<&Shifted>,
         base_offset: usize,
         scalars: &FrBuffer,
         scalar_offset: usize,
         n: usize,
-        tag: Option<u64>,
-    ) -> Result<(u32, Vec<Vec<u32>>), WgpuError> {
-        let plan = Plan::for_bases(n, table);
+        tag: Tag,
+    ) -> Result<WindowSums, WgpuError> {
+        let dev = self.dev();
+        let mem = &*self.mem;
+        let op_name = op_name(curve);
+        let plan = self.plan(n, table);
         // The accumulation reads the table's entry w·stride + i in the shared layout.
-        let bases = table.map_or(bases, |t| &t.data);
+        let bases = table.map_or(bases, |t| &t.table);
         let xyzz = curve.xyzz();
         let nb = u64::from(plan.nb);
-        let keys = self.scratch("msm keys", plan.entries() * 4)?;
-        let sorted = self.scratch("msm sorted", plan.entries() * 4)?;
-        let counts = self.scratch("msm counts", nb * 4)?;
-        let cursor = self.scratch("msm cursor", nb * 4)?;
-        let offsets = self.scratch("msm offsets", (nb + 1) * 4)?;
+        let keys = mem.scratch("msm keys", plan.entries() * 4)?;
+        let sorted = mem.scratch("msm sorted", plan.entries() * 4)?;
+        let counts = mem.scratch("msm counts", nb * 4)?;
+        let cursor = mem.scratch("msm cursor", nb * 4)?;
+        let offsets = mem.scratch("msm offsets", (nb + 1) * 4)?;
         let levels = plan.levels();
         let mut tasks = Vec::new();
         for _ in &levels {
-            tasks.push(self.scratch("msm tasks", (nb + 1) * 4)?);
+            tasks.push(mem.scratch("msm tasks", (nb + 1) * 4)?);
         }
-        let ping = self.scratch("msm partials (ping)", plan.tasks0() * xyzz.bytes())?;
-        let pong = self.scratch("msm partials (pong)", plan.tasks0() * xyzz.bytes())?;
+        let ping = mem.scratch("msm partials (ping)", plan.tasks0() * xyzz.bytes())?;
+        let pong = mem.scratch("msm partials (pong)", plan.tasks0() * xyzz.bytes())?;
         let win_len = u64::from(plan.sets * plan.segments + 1);
-        let wa = self.scratch("msm windows (a)", win_len * xyzz.bytes())?;
-        let wb = self.scratch("msm windows (b)", win_len * xyzz.bytes())?;
-        let dummy_bases = self.dummy(curve.affine())?;
+        let wa = mem.scratch("msm windows (a)", win_len * xyzz.bytes())?;
+        let wb = mem.scratch("msm windows (b)", win_len * xyzz.bytes())?;
+        let unused_bases = mem.placeholder(curve.affine())?;
         let prog = self.program(curve);
 
-        let digits = self.kernel(Module::MsmSort, "digits")?;
-        let scatter = self.kernel(Module::MsmSort, "scatter")?;
+        let digits = self.pipelines.kernel(Module::MsmSort, "digits")?;
+        let scatter = self.pipelines.kernel(Module::MsmSort, "scatter")?;
         let scan = Scan {
-            blocks: self.kernel(Module::Scan, "scan_blocks")?,
-            tops: self.kernel(Module::Scan, "scan_tops")?,
-            add: self.kernel(Module::Scan, "scan_add")?,
-            totals: self.scratch("msm scan blocks", (u64::from(plan.nb.div_ceil(SCAN_BLOCK)) + 1) * 4)?,
+            blocks: self.pipelines.kernel(Module::Scan, "scan_blocks")?,
+            tops: self.pipelines.kernel(Module::Scan, "scan_tops")?,
+            add: self.pipelines.kernel(Module::Scan, "scan_add")?,
+            totals: mem.scratch("msm scan blocks", (u64::from(plan.nb.div_ceil(SCAN_BLOCK)) + 1) * 4)?,
         };
         let bucket = Module::MsmBucket(curve);
-        // Two kernels per curve, each in two modes (msm_bucket.wgsl says why).
-        let acc_bases = self.kernel(bucket, "accumulate")?;
-        let acc_partials = acc_bases.clone();
-        let reduce = self.kernel(bucket, "reduce")?;
-        let sum_groups = reduce.clone();
+        // Two kernels per curve, each in two modes (bucket.wgsl says why).
+        let accumulate = self.pipelines.kernel(bucket, "accumulate")?;
+        let reduce = self.pipelines.kernel(bucket, "reduce")?;
 
         let sort_params = |count: u64| {
             vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, plan.stride, 0]
@@ -502,16 +370,16 @@ impl WgpuDevice {
         };
 
         // Parameters of every dispatch below: digits, scatter, two scans, each level's
-        // accumulate and scan, the reduction and its tree levels (128 slots cover them).
-        let mut block = self.param_block(PARAM_SLOTS)?;
-        let mut op = Op::new(self, tag, Some(op_name));
+        // accumulate and scan, the reduction and its tree levels (PARAM_SLOTS cover them).
+        let mut block = ParamBlock::new(mem, PARAM_SLOTS)?;
+        let mut op = Op::new(&self.timing, tag, Some(op_name));
         op.encoder.clear_buffer(&counts, 0, None);
         op.encoder.clear_buffer(&cursor, 0, None);
         // Phase 1: digits and the histogram.
         {
-            let g = self.bind_in(
+            let g = digits.bind_in(
+                dev,
                 &mut block,
-                &digits,
                 &sort_params(u64::from(plan.n)),
                 &[
                     Res::Split(&scalars.0),
@@ -522,14 +390,14 @@ impl WgpuDevice {
                 ],
             )?;
             let mut pass = op.pass(&format!("{op_name}.digits"));
-            self.dispatch(&mut pass, &digits, &g, u64::from(plan.n))?;
+            digits.dispatch(dev, &mut pass, &g, u64::from(plan.n))?;
         }
         // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
         {
-            let off_steps = self.scan_steps(&mut block, &scan, &counts, &offsets, plan.nb, 0, 1)?;
-            let g_scatter = self.bind_in(
+            let off_steps = scan_steps(dev, &mut block, &scan, &counts, &offsets, plan.nb, 0, 1)?;
+            let g_scatter = scatter.bind_in(
+                dev,
                 &mut block,
-                &scatter,
                 &sort_params(plan.entries()),
                 &[
                     Res::Split(&scalars.0),
@@ -539,23 +407,23 @@ impl WgpuDevice {
                     Res::Plain(&sorted),
                 ],
             )?;
-            let task_steps = self.scan_steps(&mut block, &scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
+            let task_steps = scan_steps(dev, &mut block, &scan, &offsets, &tasks[0], plan.nb, 1, levels[0])?;
             let mut pass = op.pass(&format!("{op_name}.sort"));
             for (k, g, threads) in &off_steps {
-                self.dispatch(&mut pass, k, g, *threads)?;
+                k.dispatch(dev, &mut pass, g, *threads)?;
             }
-            self.dispatch(&mut pass, &scatter, &g_scatter, plan.entries())?;
+            scatter.dispatch(dev, &mut pass, &g_scatter, plan.entries())?;
             for (k, g, threads) in &task_steps {
-                self.dispatch(&mut pass, k, g, *threads)?;
+                k.dispatch(dev, &mut pass, g, *threads)?;
             }
         }
         // Phase 3: bucket sums, level by level.
         let mut bound = plan.tasks0();
         let (mut pin, mut pout) = (&ping, &pong);
         {
-            let g0 = self.bind_in(
+            let g0 = accumulate.bind_in(
+                dev,
                 &mut block,
-                &acc_bases,
                 &bucket_params(levels[0], 0, 0, MODE_BASES),
                 &[
                     Res::Split(bases),
@@ -567,17 +435,17 @@ impl WgpuDevice {
                     Res::Plain(&prog),
                 ],
             )?;
-            let mut groups = vec![(acc_bases.clone(), g0, bound)];
+            let mut groups = vec![(accumulate.clone(), g0, bound)];
             for level in 1..levels.len() {
                 let t = levels[level];
-                groups.extend(self.scan_steps(&mut block, &scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
+                groups.extend(scan_steps(dev, &mut block, &scan, &tasks[level - 1], &tasks[level], plan.nb, 1, t)?);
                 bound = bound.div_ceil(u64::from(t)) + nb;
-                let g = self.bind_in(
+                let g = accumulate.bind_in(
+                    dev,
                     &mut block,
-                    &acc_partials,
                     &bucket_params(t, 0, 0, MODE_PARTIALS),
                     &[
-                        Res::Split(&dummy_bases),
+                        Res::Split(&unused_bases),
                         Res::Plain(&sorted),
                         Res::Plain(&tasks[level - 1]),
                         Res::Plain(&tasks[level]),
@@ -586,12 +454,12 @@ impl WgpuDevice {
                         Res::Plain(&prog),
                     ],
                 )?;
-                groups.push((acc_partials.clone(), g, bound));
+                groups.push((accumulate.clone(), g, bound));
                 std::mem::swap(&mut pin, &mut pout);
             }
             let mut pass = op.pass(&format!("{op_name}.accumulate"));
             for (k, g, threads) in &groups {
-                self.dispatch(&mut pass, k, g, *threads)?;
+                k.dispatch(dev, &mut pass, g, *threads)?;
             }
         }
         // Phase 4: per-window reduction. `pin` holds the last level's partials.
@@ -599,12 +467,12 @@ impl WgpuDevice {
         let mut per_window = plan.segments;
         let (mut win_in, mut win_out) = (&wa, &wb);
         {
-            let g = self.bind_in(
+            let g = reduce.bind_in(
+                dev,
                 &mut block,
-                &reduce,
                 &bucket_params(0, 0, 0, MODE_WINDOWS),
                 &[
-                    Res::Split(&dummy_bases),
+                    Res::Split(&unused_bases),
                     Res::Plain(&sorted),
                     Res::Plain(&offsets),
                     Res::Plain(last_tasks),
@@ -618,12 +486,12 @@ impl WgpuDevice {
                 let group = per_window.min(plan.group);
                 per_window /= group;
                 let outputs = plan.sets * per_window;
-                let g = self.bind_in(
+                let g = reduce.bind_in(
+                    dev,
                     &mut block,
-                    &sum_groups,
                     &bucket_params(0, outputs, group, MODE_GROUPS),
                     &[
-                        Res::Split(&dummy_bases),
+                        Res::Split(&unused_bases),
                         Res::Plain(&sorted),
                         Res::Plain(&offsets),
                         Res::Plain(last_tasks),
@@ -632,113 +500,144 @@ impl WgpuDevice {
                         Res::Plain(&prog),
                     ],
                 )?;
-                groups.push((sum_groups.clone(), g, u64::from(outputs)));
+                groups.push((reduce.clone(), g, u64::from(outputs)));
                 std::mem::swap(&mut win_in, &mut win_out);
             }
             let mut pass = op.pass(&format!("{op_name}.reduce"));
             for (k, g, threads) in &groups {
-                self.dispatch(&mut pass, k, g, *threads)?;
+                k.dispatch(dev, &mut pass, g, *threads)?;
             }
         }
-        self.write_params(&block);
+        block.write(dev);
         op.submit()?;
         // win_in: the sets' sums (a window's each, or the one shared sum); wa's last entry: the
         // ones bucket.
         let pb = xyzz.bytes();
-        let words = self.read_back(&[(win_in, 0, u64::from(plan.sets) * pb), (&wa, (win_len - 1) * pb, pb)])?;
+        let words = staging::read_back(mem, &[(win_in, 0, u64::from(plan.sets) * pb), (&wa, (win_len - 1) * pb, pb)])?;
         let points = words.chunks_exact(xyzz.words()).map(<[u32]>::to_vec).collect();
         Ok((plan.c, points))
     }
 }
 
-/// Counts per block of `scan_blocks` (shaders/scan.wgsl's BLOCK).
-const SCAN_BLOCK: u32 = 512;
-
-/// The three kernels of a prefix sum over bucket counts (shaders/scan.wgsl), and the block
-/// totals they pass between them.
-struct Scan<'d> {
+/// The three kernels of a prefix sum over bucket counts (shaders/util/scan.wgsl), and the
+/// block totals they pass between them.
+struct Scan<'m> {
     blocks: Arc<Kernel>,
     tops: Arc<Kernel>,
     add: Arc<Kernel>,
-    totals: Scratch<'d>,
+    totals: Scratch<'m>,
 }
 
-impl WgpuDevice {
-    /// The dispatches (kernel, bindings, threads) of dst = the exclusive prefix sum of
-    /// ⌈count(b)/t⌉ over nb buckets (mode 0: counts in src; mode 1: differences of src).
-    #[allow(clippy::too_many_arguments)] // the scan's description; a struct would only rename it
-    fn scan_steps(
-        &self,
-        block: &mut ParamBlock<'_>,
-        scan: &Scan<'_>,
-        src: &wgpu::Buffer,
-        dst: &wgpu::Buffer,
-        nb: u32,
-        mode: u32,
-        t: u32,
-    ) -> Result<Vec<(Arc<Kernel>, wgpu::BindGroup, u64)>, WgpuError> {
-        let res = [Res::Plain(src), Res::Plain(dst), Res::Plain(&scan.totals)];
-        let params = [nb, mode, t, 0];
-        let blocks = u64::from(nb.div_ceil(SCAN_BLOCK));
-        Ok(vec![
-            (scan.blocks.clone(), self.bind_in(block, &scan.blocks, &params, &res)?, blocks * 64),
-            (scan.tops.clone(), self.bind_in(block, &scan.tops, &params, &res)?, 64),
-            (scan.add.clone(), self.bind_in(block, &scan.add, &params, &res)?, u64::from(nb)),
-        ])
-    }
+/// The dispatches (kernel, bindings, threads) of dst = the exclusive prefix sum of
+/// ⌈count(b)/t⌉ over nb buckets (mode 0: counts in src; mode 1: differences of src).
+#[allow(clippy::too_many_arguments)] // reason: the scan's description; a struct would only rename it
+fn scan_steps(
+    dev: &WgpuDevice,
+    block: &mut ParamBlock<'_>,
+    scan: &Scan<'_>,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    nb: u32,
+    mode: u32,
+    t: u32,
+) -> Result<Vec<(Arc<Kernel>, wgpu::BindGroup, u64)>, WgpuError> {
+    let res = [Res::Plain(src), Res::Plain(dst), Res::Plain(&scan.totals)];
+    let params = [nb, mode, t, 0];
+    let blocks = u64::from(nb.div_ceil(SCAN_BLOCK));
+    Ok(vec![
+        (scan.blocks.clone(), scan.blocks.bind_in(dev, block, &params, &res)?, blocks * 64),
+        (scan.tops.clone(), scan.tops.bind_in(dev, block, &params, &res)?, 64),
+        (scan.add.clone(), scan.add.bind_in(dev, block, &params, &res)?, u64::from(nb)),
+    ])
 }
 
-/// Σ over sub-MSMs of Σ_w 2^(c·w)·W_w + ones.
-fn combine<P: PrimeGroup>(subs: impl Iterator<Item = (u32, Vec<P>)>) -> P {
-    let mut total = P::zero();
-    for (c, points) in subs {
-        let (ones, windows) = points.split_last().map(|(o, w)| (*o, w)).unwrap_or((P::zero(), &[]));
-        let mut acc = P::zero();
+/// Σ over sub-MSMs of Σ_w 2^(c·w)·W_w + ones, refused unless it is a point of the curve.
+fn combine<G: Group>(op: &'static str, subs: &[WindowSums]) -> Result<Projective<G>, WgpuError> {
+    let mut total = Projective::<G>::zero();
+    for (c, words) in subs {
+        let points: Vec<Projective<G>> = words.iter().map(|w| G::xyzz_to_projective(w)).collect();
+        let (ones, windows) = points.split_last().map(|(o, w)| (*o, w)).unwrap_or((Projective::zero(), &[]));
+        let mut acc = Projective::<G>::zero();
         for w in windows.iter().rev() {
-            for _ in 0..c {
+            for _ in 0..*c {
                 acc.double_in_place();
             }
             acc += w;
         }
         total += acc + ones;
     }
-    total
+    if on_curve(&total) {
+        Ok(total)
+    } else {
+        Err(WgpuError::OffCurve { op })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_bls12_381::{g1, Fq, G1Projective};
+    use ark_ec::{CurveGroup, PrimeGroup};
+    use ark_ff::Field;
+    use g16_core::backend::limbs::{fq_to_words, G1_XYZZ_WORDS};
 
-    #[test]
-    fn windows_cover_a_signed_255_bit_scalar() {
-        // 16 windows of 16 bits hold 255 bits and the top carry; 17 × 15 = 255 needs one more.
-        assert_eq!(windows(16), 16);
-        assert_eq!(windows(17), 16);
-        assert_eq!(windows(15), 18);
-        for c in 4..=20 {
-            assert!(windows(c) * c > SCALAR_BITS, "c = {c}");
+    fn planner(tuning: MsmTuning) -> Planner {
+        Planner {
+            windowed: WindowRule::LeastCost { per_bucket: WINDOW_PER_BUCKET },
+            table_per_bucket: TABLE_PER_BUCKET,
+            tuning,
         }
     }
 
     #[test]
-    fn shifted_bases_take_the_measured_windows() {
-        // The H200's best of c = 16..20 (session 6): 16 at 2^20 (G1 and G2), 20 at 2^22 (G1).
-        assert_eq!(shared_window(1 << 20), (16, 16));
-        assert_eq!(shared_window(1 << 22), (20, 13));
-        for log in 4..=26 {
-            let (c, w) = shared_window(1 << log);
-            assert!(SHARED_WINDOWS.contains(&c) && w == windows(c), "2^{log}: c = {c}, {w} windows");
-        }
+    fn the_weights_pick_the_measured_windows() {
+        let p = planner(MsmTuning::default());
+        assert_eq!(p.windowed(1 << 20).c, 16);
+        // Shifted bases: the H200's best of c = 16..20 at 2^20 (G1 and G2) and 2^22 (G1).
+        assert_eq!(p.table(1 << 20), Some(Layout::shared(16)));
+        assert_eq!(p.table(1 << 22), Some(Layout::shared(20)));
     }
 
     #[test]
-    fn the_window_minimises_the_counted_additions() {
-        assert_eq!(best_window(1 << 20), 16);
-        for log in [0u32, 4, 10, 16, 22, 26] {
-            let n = 1u64 << log;
-            let c = best_window(n);
-            let cost = |c: u32| u64::from(windows(c)) * (n + 3 * (1u64 << (c - 1)));
-            assert!((4..=20).all(|d| cost(c) <= cost(d)), "n = 2^{log}: c = {c}");
+    fn plans_cover_every_bucket_and_level() {
+        let p = planner(MsmTuning { tables: Some((0, 40)), ..MsmTuning::default() });
+        for n in [1usize, 3, 100, 1 << 10, (1 << 20) + 5] {
+            let plan = Plan::new(n, p.windowed(n), 0);
+            assert_eq!(plan.nb, plan.sets * plan.half + 1, "the ones bucket last");
+            assert_eq!(plan.sets, plan.nwin, "one set a window");
+            // The last level leaves every bucket one partial: t0 · T^(levels − 1) ≥ n.
+            let reach = plan.levels().iter().map(|&t| u64::from(t)).product::<u64>();
+            assert!(reach >= n as u64, "n = {n}: levels {:?}", plan.levels());
+            let shared = Plan::new(n, p.table(n).unwrap(), n as u32);
+            assert_eq!((shared.sets, shared.nb), (1, shared.half + 1), "n = {n}: one shared set");
         }
+    }
+
+    /// Window sums (as XYZZ words: x, y, zz = 1, zzz = 1) combined on the host.
+    fn sums(c: u32, points: &[G1Projective]) -> WindowSums {
+        let words = points
+            .iter()
+            .map(|p| {
+                let a = p.into_affine();
+                let mut w = vec![0u32; G1_XYZZ_WORDS];
+                fq_to_words(&a.x, &mut w[..12]);
+                fq_to_words(&a.y, &mut w[12..24]);
+                fq_to_words(&Fq::ONE, &mut w[24..36]);
+                fq_to_words(&Fq::ONE, &mut w[36..48]);
+                w
+            })
+            .collect();
+        (c, words)
+    }
+
+    #[test]
+    fn combine_weights_the_windows_and_refuses_points_off_the_curve() {
+        let g = G1Projective::generator();
+        // Windows W0 = g, W1 = 2g of 4 bits, ones = 3g: g + 16·2g + 3g = 36g.
+        let got = combine::<g1::Config>("msm_g1", &[sums(4, &[g, g + g, g + g + g])]).unwrap();
+        assert_eq!(got, g * ark_bls12_381::Fr::from(36u64));
+        let mut bad = sums(4, &[g]);
+        bad.1[0][0] ^= 1; // x no longer matches y
+        assert!(matches!(combine::<g1::Config>("msm_g1", &[bad]), Err(WgpuError::OffCurve { .. })));
     }
 }

@@ -1,36 +1,27 @@
 //! NTTs and the pointwise ops of H on Fr buffers.
 //!
-//! An NTT of 2^L elements is L Stockham passes (shaders/ntt.wgsl), ping-ponging between the
+//! An NTT of 2^L elements is L Stockham passes (shaders/ntt/ntt.wgsl), ping-ponging between the
 //! buffer and a cached scratch buffer of the same size — when the result ends in the scratch
 //! the two are swapped, so no copy is made. Coset NTTs multiply by g^i before the forward
 //! transform; inverse ones scale by n^-1 (times g^-i on the coset) after it. Twiddles and
-//! coset powers are computed once per size on the host and stay on the device.
+//! coset powers are computed once per size on the host and stay on the device ([`Ntt`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use ark_bls12_381::Fr;
 use ark_ff::{FftField, Field};
 use rayon::prelude::*;
 
-use crate::device::{lock, Chunked, Res, WgpuDevice};
-use crate::shader::{Elem, Module};
-use crate::timing::Op;
-use crate::WgpuError;
 use g16_core::backend::limbs::{fr_to_words, to_words, FR_WORDS};
-use g16_core::backend::NttKind;
+use g16_core::backend::{check_ntt_len, check_same_len, BackendError, NttKind};
+use g16_core::Fr;
 
-/// Fr scalars on the device.
-pub struct FrBuffer(pub(crate) Chunked);
-
-impl FrBuffer {
-    pub fn len(&self) -> usize {
-        self.0.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.len == 0
-    }
-}
+use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
+use crate::compile::{Module, Pipelines, Res};
+use crate::device::lock;
+use crate::error::WgpuError;
+use crate::staging;
+use crate::timing::{Op, Tag, Timing};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Table {
@@ -44,8 +35,11 @@ enum Table {
     CosetInverse,
 }
 
-#[derive(Default)]
-pub(crate) struct Tables {
+/// The NTT layer of one device: its tables by size, and its free scratch buffers by length.
+pub(crate) struct Ntt {
+    mem: Arc<Memory>,
+    pipelines: Arc<Pipelines>,
+    timing: Arc<Timing>,
     tables: Mutex<HashMap<(u32, Table), Arc<Chunked>>>,
     scratch: Mutex<HashMap<usize, Vec<Chunked>>>,
 }
@@ -67,36 +61,31 @@ fn powers(base: Fr, scale: Fr, count: usize) -> Vec<Fr> {
         .collect()
 }
 
-impl WgpuDevice {
+/// The pointwise module's uniform: n, padding, then the constant's eight limbs.
+fn pointwise_params(n: usize, k: Fr) -> Vec<u32> {
+    let mut p = vec![n as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    fr_to_words(&k, &mut p[4..12]);
+    p
+}
+
+impl Ntt {
+    pub(crate) fn new(mem: Arc<Memory>, pipelines: Arc<Pipelines>, timing: Arc<Timing>) -> Ntt {
+        Ntt { mem, pipelines, timing, tables: Mutex::default(), scratch: Mutex::default() }
+    }
+
     /// The largest NTT: Fr's two-adicity, the split bindings, and 32-bit thread indices.
-    pub fn max_ntt_log2(&self) -> u32 {
-        let by_memory = 63 - self.max_elements(Elem::Fr).leading_zeros();
+    pub(crate) fn max_log2(&self) -> u32 {
+        let by_memory = 63 - self.mem.max_elements(Elem::Fr).leading_zeros();
         Fr::TWO_ADICITY.min(by_memory).min(31)
     }
 
-    pub fn upload_fr(&self, host: &[Fr]) -> Result<FrBuffer, WgpuError> {
-        let buf = self.chunked("scalars", Elem::Fr, host.len())?;
-        self.write_chunked(&buf, &to_words(host, FR_WORDS, fr_to_words))?;
-        self.check_errors("uploading scalars")?;
-        Ok(FrBuffer(buf))
-    }
-
-    pub fn alloc_fr(&self, len: usize) -> Result<FrBuffer, WgpuError> {
-        Ok(FrBuffer(self.chunked("scalars", Elem::Fr, len)?))
-    }
-
-    pub fn download_fr(&self, buf: &FrBuffer) -> Result<Vec<Fr>, WgpuError> {
-        let words = self.read_chunked(&buf.0)?;
-        Ok(words.par_chunks_exact(FR_WORDS).map(g16_core::backend::limbs::fr_from_words).collect())
-    }
-
     fn table(&self, log: u32, which: Table) -> Result<Arc<Chunked>, WgpuError> {
-        if let Some(t) = lock(&self.tables.tables).get(&(log, which)) {
+        if let Some(t) = lock(&self.tables).get(&(log, which)) {
             return Ok(t.clone());
         }
         let n = 1usize << log;
         let omega =
-            Fr::get_root_of_unity(n as u64).ok_or(WgpuError::NttSize { len: n, max_log2: self.max_ntt_log2() })?;
+            Fr::get_root_of_unity(n as u64).ok_or(BackendError::NttSize { len: n, max_log2: self.max_log2() })?;
         let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
         let g = Fr::GENERATOR;
         let g_inv = g.inverse().unwrap_or(Fr::ONE);
@@ -106,100 +95,70 @@ impl WgpuDevice {
             Table::Coset => powers(g, Fr::ONE, n),
             Table::CosetInverse => powers(g_inv, n_inv, n),
         };
-        let buf = self.chunked("NTT table", Elem::Fr, host.len())?;
-        self.write_chunked(&buf, &to_words(&host, FR_WORDS, fr_to_words))?;
+        let buf = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
+        staging::write(self.mem.device(), &buf, &to_words(&host, FR_WORDS, fr_to_words))?;
         let buf = Arc::new(buf);
-        lock(&self.tables.tables).insert((log, which), buf.clone());
+        lock(&self.tables).insert((log, which), buf.clone());
         Ok(buf)
     }
 
     fn take_scratch(&self, n: usize) -> Result<Chunked, WgpuError> {
-        if let Some(s) = lock(&self.tables.scratch).get_mut(&n).and_then(Vec::pop) {
+        if let Some(s) = lock(&self.scratch).get_mut(&n).and_then(Vec::pop) {
             return Ok(s);
         }
-        self.chunked("NTT scratch", Elem::Fr, n)
+        self.mem.chunked("NTT scratch", Elem::Fr, n)
     }
 
     fn give_scratch(&self, s: Chunked) {
-        lock(&self.tables.scratch).entry(s.len).or_default().push(s);
+        lock(&self.scratch).entry(s.len).or_default().push(s);
     }
 
-    /// In place, natural order in and out; one device span `name`.
-    pub fn ntt(&self, buf: &mut FrBuffer, kind: NttKind, name: &str, tag: Option<u64>) -> Result<(), WgpuError> {
+    /// In place, natural order in and out; one device span, `kind.span_name()`.
+    pub(crate) fn ntt(&self, buf: &mut FrBuffer, kind: NttKind, tag: Tag) -> Result<(), WgpuError> {
         let n = buf.len();
-        let max_log2 = self.max_ntt_log2();
-        if n < 2 || !n.is_power_of_two() || n.trailing_zeros() > max_log2 {
-            return Err(WgpuError::NttSize { len: n, max_log2 });
-        }
+        check_ntt_len(n, self.max_log2())?;
+        let dev = self.mem.device();
         let log = n.trailing_zeros();
-        let twiddles = self.table(
-            log,
-            if matches!(kind, NttKind::Forward | NttKind::CosetForward) {
-                Table::Twiddles
-            } else {
-                Table::InverseTwiddles
-            },
-        )?;
+        let twiddles = self.table(log, if kind.is_inverse() { Table::InverseTwiddles } else { Table::Twiddles })?;
         let pre = if kind == NttKind::CosetForward { Some(self.table(log, Table::Coset)?) } else { None };
         let post = if kind == NttKind::CosetInverse { Some(self.table(log, Table::CosetInverse)?) } else { None };
         let scratch = self.take_scratch(n)?;
 
-        let stockham = self.kernel(Module::Ntt, "stockham_pass")?;
-        let mul = self.kernel(Module::Pointwise, "mul")?;
-        let scale = self.kernel(Module::Pointwise, "scale")?;
+        let stockham = self.pipelines.kernel(Module::Ntt, "stockham_pass")?;
+        let mul = self.pipelines.kernel(Module::Pointwise, "mul")?;
+        let scale = self.pipelines.kernel(Module::Pointwise, "scale")?;
         let mut groups = Vec::new();
         if let Some(pre) = &pre {
-            groups.push((
-                mul.clone(),
-                self.bind(
-                    &mul,
-                    &pointwise_params(n, Fr::ONE),
-                    &[Res::Split(&buf.0), Res::Split(pre), Res::Split(pre)],
-                )?,
-                n as u64,
-            ));
+            let params = pointwise_params(n, Fr::ONE);
+            let group = mul.bind(dev, &params, &[Res::Split(&buf.0), Res::Split(pre), Res::Split(pre)])?;
+            groups.push((mul.clone(), group, n as u64));
         }
         let half = (n / 2) as u32;
         for p in 0..log {
             let (src, dst) = if p % 2 == 0 { (&buf.0, &scratch) } else { (&scratch, &buf.0) };
             let params = [half, 1u32 << p, log - 1 - p, 0];
-            groups.push((
-                stockham.clone(),
-                self.bind(&stockham, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&twiddles)])?,
-                u64::from(half),
-            ));
+            let group = stockham.bind(dev, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&twiddles)])?;
+            groups.push((stockham.clone(), group, u64::from(half)));
         }
         let result_in_scratch = log % 2 == 1;
         let result = if result_in_scratch { &scratch } else { &buf.0 };
         if kind == NttKind::Inverse {
-            let dummy = self.dummy(Elem::Fr)?;
+            let unused = self.mem.placeholder(Elem::Fr)?;
             let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
-            groups.push((
-                scale.clone(),
-                self.bind(
-                    &scale,
-                    &pointwise_params(n, n_inv),
-                    &[Res::Split(result), Res::Split(&dummy), Res::Split(&dummy)],
-                )?,
-                n as u64,
-            ));
+            let params = pointwise_params(n, n_inv);
+            let group = scale.bind(dev, &params, &[Res::Split(result), Res::Split(&unused), Res::Split(&unused)])?;
+            groups.push((scale.clone(), group, n as u64));
         }
         if let Some(post) = &post {
-            groups.push((
-                mul.clone(),
-                self.bind(
-                    &mul,
-                    &pointwise_params(n, Fr::ONE),
-                    &[Res::Split(result), Res::Split(post), Res::Split(post)],
-                )?,
-                n as u64,
-            ));
+            let params = pointwise_params(n, Fr::ONE);
+            let group = mul.bind(dev, &params, &[Res::Split(result), Res::Split(post), Res::Split(post)])?;
+            groups.push((mul.clone(), group, n as u64));
         }
-        let mut op = Op::new(self, tag, None);
+        let mut op = Op::new(&self.timing, tag, None);
         {
-            let mut pass = op.pass(name);
+            let mut pass = op.pass(kind.span_name());
             for (kernel, group, threads) in &groups {
-                self.dispatch(&mut pass, kernel, group, *threads)?;
+                kernel.dispatch(dev, &mut pass, group, *threads)?;
             }
         }
         op.submit()?;
@@ -212,70 +171,64 @@ impl WgpuDevice {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)] // the op's whole description: its entry, name, operands, constant and tag
+    /// One pointwise op over `a` (and `b`, `c` where the op reads them), with constant `k`;
+    /// one device span `name`.
+    #[allow(clippy::too_many_arguments)] // reason: the op's whole description: entry, name, operands, constant, tag
     fn pointwise(
         &self,
         entry: &'static str,
-        name: &str,
+        name: &'static str,
         a: &mut FrBuffer,
         b: Option<&FrBuffer>,
         c: Option<&FrBuffer>,
         k: Fr,
-        tag: Option<u64>,
+        tag: Tag,
     ) -> Result<(), WgpuError> {
         for other in [b, c].into_iter().flatten() {
-            if other.len() != a.len() {
-                return Err(WgpuError::LengthMismatch { op: name.to_string(), expected: a.len(), got: other.len() });
-            }
+            check_same_len(name, a.len(), other.len())?;
         }
         let n = a.len();
         if n == 0 {
             return Ok(());
         }
-        let kernel = self.kernel(Module::Pointwise, entry)?;
-        let dummy = self.dummy(Elem::Fr)?;
-        let b = b.map_or(&*dummy, |x| &x.0);
-        let c = c.map_or(&*dummy, |x| &x.0);
-        let group = self.bind(&kernel, &pointwise_params(n, k), &[Res::Split(&a.0), Res::Split(b), Res::Split(c)])?;
-        let mut op = Op::new(self, tag, None);
+        let dev = self.mem.device();
+        let kernel = self.pipelines.kernel(Module::Pointwise, entry)?;
+        let unused = self.mem.placeholder(Elem::Fr)?;
+        let b = b.map_or(&*unused, |x| &x.0);
+        let c = c.map_or(&*unused, |x| &x.0);
+        let group = kernel.bind(dev, &pointwise_params(n, k), &[Res::Split(&a.0), Res::Split(b), Res::Split(c)])?;
+        let mut op = Op::new(&self.timing, tag, None);
         {
             let mut pass = op.pass(name);
-            self.dispatch(&mut pass, &kernel, &group, n as u64)?;
+            kernel.dispatch(dev, &mut pass, &group, n as u64)?;
         }
         op.submit()
     }
 
     /// `a[i] *= b[i]`
-    pub fn mul_assign(&self, a: &mut FrBuffer, b: &FrBuffer, tag: Option<u64>) -> Result<(), WgpuError> {
+    pub(crate) fn mul_assign(&self, a: &mut FrBuffer, b: &FrBuffer, tag: Tag) -> Result<(), WgpuError> {
         self.pointwise("mul", "mul_assign", a, Some(b), None, Fr::ONE, tag)
     }
 
     /// `a[i] -= b[i]`
-    pub fn sub_assign(&self, a: &mut FrBuffer, b: &FrBuffer, tag: Option<u64>) -> Result<(), WgpuError> {
+    pub(crate) fn sub_assign(&self, a: &mut FrBuffer, b: &FrBuffer, tag: Tag) -> Result<(), WgpuError> {
         self.pointwise("sub", "sub_assign", a, Some(b), None, Fr::ONE, tag)
     }
 
     /// `a[i] *= k`
-    pub fn scale(&self, a: &mut FrBuffer, k: Fr, tag: Option<u64>) -> Result<(), WgpuError> {
+    pub(crate) fn scale(&self, a: &mut FrBuffer, k: Fr, tag: Tag) -> Result<(), WgpuError> {
         self.pointwise("scale", "scale", a, None, None, k, tag)
     }
 
     /// `a[i] = (a[i]·b[i] − c[i])·k`, in one pass.
-    pub fn quotient(
+    pub(crate) fn quotient(
         &self,
         a: &mut FrBuffer,
         b: &FrBuffer,
         c: &FrBuffer,
         k: Fr,
-        tag: Option<u64>,
+        tag: Tag,
     ) -> Result<(), WgpuError> {
         self.pointwise("quotient", "quotient", a, Some(b), Some(c), k, tag)
     }
-}
-
-/// The pointwise module's uniform: n, padding, then the constant's eight limbs.
-fn pointwise_params(n: usize, k: Fr) -> Vec<u32> {
-    let mut p = vec![n as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    fr_to_words(&k, &mut p[4..12]);
-    p
 }

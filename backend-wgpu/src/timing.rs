@@ -1,65 +1,58 @@
-//! Device timing: timestamp queries around each pass group, resolved after the work, mapped
-//! onto the host clock.
+//! Device timing: timestamp queries around each phase of an operation, resolved after the
+//! work, mapped onto the timeline's host clock.
 //!
 //! Each operation is one command encoder ([`Op`]); each of its phases is one compute pass
 //! whose beginning and end write timestamps (`TIMESTAMP_QUERY`). The timestamps are resolved
 //! into a buffer that is read when spans are drained, so timing never waits on the device.
 //! Ticks become nanoseconds through `Queue::get_timestamp_period`, and nanoseconds become
-//! host time through a calibration taken at open: one timestamp written by an otherwise empty
-//! pass, bracketed by host reads before its submission and after its completion — the device
-//! instant lies in that window, so its midpoint is the estimate and half its width the error
-//! bound every span carries.
+//! host time through one [`ClockCalibration`] taken when the device opens: a timestamp
+//! written by an otherwise empty pass, bracketed by host reads before its submission and
+//! after its completion.
 //!
-//! Without timestamp queries an operation waits for its own completion and its spans are
-//! the host's window around it (error bound: that window, as the work lies somewhere in it).
+//! Without timestamp queries an operation waits for its own completion and its spans are the
+//! host's window around it (error bound: that window, as the work lies somewhere in it).
+//!
+//! Spans belong to the backend instance that queued the work ([`Tag::owner`]): instances that
+//! share a device each drain their own.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use g16_core::backend::BackendId;
+use g16_core::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
 
 use crate::device::{lock, WgpuDevice};
-use crate::WgpuError;
+use crate::error::WgpuError;
+use crate::staging::map_read;
 
 /// Phases one operation may time.
 const MAX_PHASES: u32 = 8;
 
-/// A span of device work on the host clock.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpanRecord {
-    pub name: String,
-    /// What the caller passed with the operation (g16 passes the current host span).
-    pub tag: Option<u64>,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub error_bound_ns: u64,
-}
-
+/// Who queued an operation: the backend instance, and the host span its device spans
+/// belong under.
 #[derive(Clone, Copy, Debug)]
-struct Calibration {
-    host_ns: u64,
-    device_ns: u64,
-    error_bound_ns: u64,
+pub(crate) struct Tag {
+    pub owner: BackendId,
+    pub parent: Option<SpanId>,
 }
 
-impl Calibration {
-    fn to_host(self, device_ns: u64) -> u64 {
-        let t = i128::from(self.host_ns) + i128::from(device_ns) - i128::from(self.device_ns);
-        u64::try_from(t.max(0)).unwrap_or(u64::MAX)
-    }
-}
-
+/// An operation's timestamps, resolved but not read yet.
 struct Pending {
+    tag: Tag,
     readback: wgpu::Buffer,
     names: Vec<String>,
     whole: Option<String>,
-    tag: Option<u64>,
 }
 
+/// One device's timing: its calibration, and the spans not drained yet.
 pub(crate) struct Timing {
-    enabled: bool,
-    clock: fn() -> u64,
+    dev: Arc<WgpuDevice>,
+    /// The device's name on the timeline (`wgpu:0`).
+    lane: String,
     period_ns: f64,
-    calibration: Mutex<Option<Calibration>>,
+    /// `None` without timestamp queries.
+    calibration: Option<ClockCalibration>,
     pending: Mutex<Vec<Pending>>,
-    done: Mutex<Vec<SpanRecord>>,
+    done: Mutex<Vec<(BackendId, DeviceSpan)>>,
 }
 
 fn ticks_to_ns(ticks: u64, period: f64) -> u64 {
@@ -67,162 +60,138 @@ fn ticks_to_ns(ticks: u64, period: f64) -> u64 {
 }
 
 impl Timing {
-    pub(crate) fn new(_device: &wgpu::Device, queue: &wgpu::Queue, enabled: bool, clock: fn() -> u64) -> Timing {
-        Timing {
-            enabled,
-            clock,
-            period_ns: f64::from(queue.get_timestamp_period()),
-            calibration: Mutex::new(None),
-            pending: Mutex::default(),
-            done: Mutex::default(),
-        }
+    /// Timing for `dev`, calibrated now where it has timestamp queries.
+    pub(crate) fn new(dev: Arc<WgpuDevice>, lane: String) -> Result<Timing, WgpuError> {
+        let period_ns = f64::from(dev.queue().get_timestamp_period());
+        let calibration = if dev.has_timestamps() { Some(calibrate(&dev, period_ns)?) } else { None };
+        Ok(Timing { dev, lane, period_ns, calibration, pending: Mutex::default(), done: Mutex::default() })
     }
 
-    pub(crate) fn enabled(&self) -> bool {
-        self.enabled
-    }
-
-    pub(crate) fn now(&self) -> u64 {
-        (self.clock)()
-    }
-
-    /// Takes the device-to-host calibration (see the module docs).
-    pub(crate) fn calibrate(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(), WgpuError> {
-        if !self.enabled {
-            return Ok(());
-        }
-        let qs = device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("calibration"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2,
-        });
-        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("calibration resolve"),
-            size: 16,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let readback = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("calibration readback"),
-            size: 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let _pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("calibration"),
-                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                    query_set: &qs,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
-            });
-        }
-        encoder.resolve_query_set(&qs, 0..2, &resolve, 0);
-        encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, 16);
-        // Let earlier work drain first, so the window holds only this submission.
-        wait(device)?;
-        let before = self.now();
-        queue.submit([encoder.finish()]);
-        wait(device)?;
-        let after = self.now();
-        let ticks = read_u64s(device, &readback, 2)?;
-        let device_ns = ticks_to_ns(ticks[0], self.period_ns);
-        let half = after.saturating_sub(before) / 2;
-        *lock(&self.calibration) = Some(Calibration { host_ns: before + half, device_ns, error_bound_ns: half });
-        Ok(())
-    }
-
-    /// Turns every finished operation's timestamps into spans, and returns all spans so far.
-    pub(crate) fn drain(&self, dev: &WgpuDevice) -> Result<Vec<SpanRecord>, WgpuError> {
-        let pending = std::mem::take(&mut *lock(&self.pending));
-        let calibration = *lock(&self.calibration);
+    /// The spans of `owner`'s work finished or queued so far (waits for the queued work), in
+    /// order of start.
+    pub(crate) fn drain(&self, owner: BackendId) -> Result<Vec<DeviceSpan>, WgpuError> {
+        let mine: Vec<Pending> = {
+            let mut pending = lock(&self.pending);
+            let (mine, others) = std::mem::take(&mut *pending).into_iter().partition(|p| p.tag.owner == owner);
+            *pending = others;
+            mine
+        };
         let mut out = Vec::new();
-        for p in pending {
-            let count = p.names.len() as u64 * 2;
-            let ticks = read_u64s(&dev.device, &p.readback, count)?;
-            let Some(cal) = calibration else { continue };
-            let mut first = u64::MAX;
-            let mut last = 0;
+        for p in mine {
+            let ticks = read_u64s(&self.dev, &p.readback, p.names.len() as u64 * 2)?;
+            let Some(cal) = self.calibration else { continue };
+            let span = |name: String, start_ns: u64, end_ns: u64| DeviceSpan {
+                name,
+                parent: p.tag.parent,
+                start_ns,
+                end_ns,
+                error_bound_ns: cal.error_bound_ns,
+                device: self.lane.clone(),
+            };
+            let (mut first, mut last) = (u64::MAX, 0);
             for (i, name) in p.names.iter().enumerate() {
-                let start = cal.to_host(ticks_to_ns(ticks[2 * i], self.period_ns));
-                let end = cal.to_host(ticks_to_ns(ticks[2 * i + 1], self.period_ns)).max(start);
+                let start = cal.to_host_ns(ticks_to_ns(ticks[2 * i], self.period_ns));
+                let end = cal.to_host_ns(ticks_to_ns(ticks[2 * i + 1], self.period_ns)).max(start);
                 first = first.min(start);
                 last = last.max(end);
-                out.push(SpanRecord {
-                    name: name.clone(),
-                    tag: p.tag,
-                    start_ns: start,
-                    end_ns: end,
-                    error_bound_ns: cal.error_bound_ns,
-                });
+                out.push(span(name.clone(), start, end));
             }
             if let Some(whole) = p.whole {
                 if first <= last {
-                    out.push(SpanRecord {
-                        name: whole,
-                        tag: p.tag,
-                        start_ns: first,
-                        end_ns: last,
-                        error_bound_ns: cal.error_bound_ns,
-                    });
+                    out.push(span(whole, first, last));
                 }
             }
         }
-        let mut done = std::mem::take(&mut *lock(&self.done));
-        done.extend(out);
-        done.sort_by_key(|s| s.start_ns);
-        Ok(done)
+        {
+            let mut done = lock(&self.done);
+            let (mine, others): (Vec<_>, Vec<_>) = std::mem::take(&mut *done).into_iter().partition(|d| d.0 == owner);
+            *done = others;
+            out.extend(mine.into_iter().map(|(_, s)| s));
+        }
+        out.sort_by_key(|s| s.start_ns);
+        Ok(out)
+    }
+
+    /// Drops `owner`'s spans without reading them (its backend instance is gone).
+    pub(crate) fn discard(&self, owner: BackendId) {
+        lock(&self.pending).retain(|p| p.tag.owner != owner);
+        lock(&self.done).retain(|d| d.0 != owner);
     }
 }
 
-fn wait(device: &wgpu::Device) -> Result<(), WgpuError> {
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map(|_| ())
-        .map_err(|e| WgpuError::Device(format!("waiting for the device: {e}")))
+/// The device-to-host calibration (see the module docs).
+fn calibrate(dev: &WgpuDevice, period_ns: f64) -> Result<ClockCalibration, WgpuError> {
+    let device = dev.wgpu();
+    let qs = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("calibration"),
+        ty: wgpu::QueryType::Timestamp,
+        count: 2,
+    });
+    let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("calibration resolve"),
+        size: 16,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("calibration readback"),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let _pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("calibration"),
+            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                query_set: &qs,
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            }),
+        });
+    }
+    encoder.resolve_query_set(&qs, 0..2, &resolve, 0);
+    encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, 16);
+    // Let earlier work drain first, so the window holds only this submission.
+    dev.wait()?;
+    let before = now_ns();
+    dev.queue().submit([encoder.finish()]);
+    dev.wait()?;
+    let after = now_ns();
+    let ticks = read_u64s(dev, &readback, 2)?;
+    Ok(ClockCalibration::from_window(before, ticks_to_ns(ticks[0], period_ns), after))
 }
 
-fn read_u64s(device: &wgpu::Device, buf: &wgpu::Buffer, count: u64) -> Result<Vec<u64>, WgpuError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buf.map_async(wgpu::MapMode::Read, 0..count * 8, move |r| {
-        let _ = tx.send(r);
-    });
-    wait(device)?;
-    rx.recv()
-        .map_err(|_| WgpuError::Device("timestamp mapping never completed".into()))?
-        .map_err(|e| WgpuError::Device(format!("mapping timestamps: {e}")))?;
-    let view = buf.get_mapped_range(0..count * 8).map_err(|e| WgpuError::Device(format!("timestamps: {e}")))?;
-    let out = bytemuck::cast_slice::<u8, u64>(&view).to_vec();
-    drop(view);
-    buf.unmap();
-    Ok(out)
+/// `count` u64 values from a mappable buffer.
+fn read_u64s(dev: &WgpuDevice, buf: &wgpu::Buffer, count: u64) -> Result<Vec<u64>, WgpuError> {
+    let words = map_read(dev, buf, count * 8)?;
+    Ok(words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)).collect())
 }
 
 /// One operation: a command encoder whose phases are timed compute passes.
-pub(crate) struct Op<'d> {
-    dev: &'d WgpuDevice,
+pub(crate) struct Op<'t> {
+    timing: &'t Timing,
     pub(crate) encoder: wgpu::CommandEncoder,
     queries: Option<wgpu::QuerySet>,
     names: Vec<String>,
     whole: Option<String>,
-    tag: Option<u64>,
+    tag: Tag,
 }
 
-impl<'d> Op<'d> {
+impl<'t> Op<'t> {
     /// `whole`: a span covering every phase (e.g. `msm_g1` over its four phases).
-    pub(crate) fn new(dev: &'d WgpuDevice, tag: Option<u64>, whole: Option<&str>) -> Op<'d> {
-        let queries = dev.timing.enabled.then(|| {
-            dev.device.create_query_set(&wgpu::QuerySetDescriptor {
+    pub(crate) fn new(timing: &'t Timing, tag: Tag, whole: Option<&str>) -> Op<'t> {
+        let device = timing.dev.wgpu();
+        let queries = timing.calibration.is_some().then(|| {
+            device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("phases"),
                 ty: wgpu::QueryType::Timestamp,
                 count: 2 * MAX_PHASES,
             })
         });
         Op {
-            dev,
-            encoder: dev.device.create_command_encoder(&Default::default()),
+            timing,
+            encoder: device.create_command_encoder(&Default::default()),
             queries,
             names: Vec::new(),
             whole: whole.map(str::to_string),
@@ -233,19 +202,14 @@ impl<'d> Op<'d> {
     /// Begins the compute pass of phase `name`.
     pub(crate) fn pass(&mut self, name: &str) -> wgpu::ComputePass<'_> {
         let index = self.names.len() as u32;
+        self.names.push(name.to_string());
         let timestamp_writes = match &self.queries {
-            Some(qs) if index < MAX_PHASES => {
-                self.names.push(name.to_string());
-                Some(wgpu::ComputePassTimestampWrites {
-                    query_set: qs,
-                    beginning_of_pass_write_index: Some(2 * index),
-                    end_of_pass_write_index: Some(2 * index + 1),
-                })
-            }
-            _ => {
-                self.names.push(name.to_string());
-                None
-            }
+            Some(qs) if index < MAX_PHASES => Some(wgpu::ComputePassTimestampWrites {
+                query_set: qs,
+                beginning_of_pass_write_index: Some(2 * index),
+                end_of_pass_write_index: Some(2 * index + 1),
+            }),
+            _ => None,
         };
         self.encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(name), timestamp_writes })
     }
@@ -253,20 +217,20 @@ impl<'d> Op<'d> {
     /// Submits the work; with timestamps, queues their resolution for a later drain,
     /// without, waits and records the host window.
     pub(crate) fn submit(self) -> Result<(), WgpuError> {
-        let Op { dev, mut encoder, queries, mut names, whole, tag } = self;
-        let timing = &dev.timing;
+        let Op { timing, mut encoder, queries, mut names, whole, tag } = self;
+        let dev = &timing.dev;
         match queries {
             Some(qs) => {
                 names.truncate(MAX_PHASES as usize);
                 let bytes = names.len() as u64 * 16;
                 let readback = if bytes > 0 {
-                    let resolve = dev.device.create_buffer(&wgpu::BufferDescriptor {
+                    let resolve = dev.wgpu().create_buffer(&wgpu::BufferDescriptor {
                         label: Some("timestamps"),
                         size: bytes,
                         usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                         mapped_at_creation: false,
                     });
-                    let readback = dev.device.create_buffer(&wgpu::BufferDescriptor {
+                    let readback = dev.wgpu().create_buffer(&wgpu::BufferDescriptor {
                         label: Some("timestamps readback"),
                         size: bytes,
                         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
@@ -278,19 +242,27 @@ impl<'d> Op<'d> {
                 } else {
                     None
                 };
-                dev.queue.submit([encoder.finish()]);
+                dev.queue().submit([encoder.finish()]);
                 if let Some(readback) = readback {
-                    lock(&timing.pending).push(Pending { readback, names, whole, tag });
+                    lock(&timing.pending).push(Pending { tag, readback, names, whole });
                 }
             }
             None => {
-                let start = timing.now();
-                dev.queue.submit([encoder.finish()]);
+                let start = now_ns();
+                dev.queue().submit([encoder.finish()]);
                 dev.wait()?;
-                let end = timing.now();
+                let end = now_ns();
                 let mut done = lock(&timing.done);
                 for name in names.into_iter().chain(whole) {
-                    done.push(SpanRecord { name, tag, start_ns: start, end_ns: end, error_bound_ns: end - start });
+                    let span = DeviceSpan {
+                        name,
+                        parent: tag.parent,
+                        start_ns: start,
+                        end_ns: end,
+                        error_bound_ns: end - start,
+                        device: timing.lane.clone(),
+                    };
+                    done.push((tag.owner, span));
                 }
             }
         }

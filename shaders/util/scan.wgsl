@@ -3,10 +3,11 @@
 // differences of src's offsets (mode 1: count(b) = src[b+1] − src[b]), so one kernel turns a
 // histogram into bucket offsets, and each level's offsets into the next level's task offsets.
 //
-// Three kernels over the whole GPU, not one workgroup (which took ~1.5 ms per scan of 2^19
-// buckets on the H200, several per MSM): `scan_blocks` scans each block of BLOCK counts
-// locally and leaves the block's total in `blocks`; `scan_tops` (one workgroup) scans the
-// block totals in place and writes the grand total; `scan_add` adds each block's offset.
+// Three kernels over the whole GPU, not one workgroup (a single workgroup serialised the
+// scan, and an MSM runs several: docs/perf/wgpu.md, "Scans across the GPU"): `scan_blocks`
+// scans each block of BLOCK counts locally and leaves the block's total in `blocks`;
+// `scan_tops` (one workgroup) scans the block totals in place and writes the grand total;
+// `scan_add` adds each block's offset.
 
 struct Params {
     nb: u32,

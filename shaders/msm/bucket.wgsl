@@ -7,14 +7,14 @@
 // one thread, adding its bases (mixed additions into XYZZ) into one partial sum. The
 // partials of a bucket lie contiguously, so level k+1 cuts them again into tasks of t
 // partials, until every bucket has at most one. A task finds its bucket by binary search
-// in the task offsets (a prefix sum, scan.wgsl).
+// in the task offsets (a prefix sum, util/scan.wgsl).
 //
 // Then each window's buckets are reduced Σ_k (k+1)·S_k by running sums over segments of
 // the window, one thread per segment, and the segment results are summed in groups.
 
-// Params, SIGN and bucket_of_task: msm_tasks.wgsl.
+// Params, SIGN and bucket_of_task: tasks.wgsl.
 
-// Register slots of the points (curve.wgsl), as register indices.
+// Register slots of the points (curve/xyzz.wgsl), as register indices.
 const P_REG: u32 = 0u;
 const Q_REG: u32 = 4u * CURVE_W;
 
@@ -70,8 +70,9 @@ fn bucket_sum_to(b: u32, coord: u32) {
 // double-and-add (a doubling adds a slot to itself). Thread sets·segments copies the ones
 // bucket's sum to the end of the output.
 //
-// A little state machine around a single CURVE_add call, and no point ever copied: drivers
-// inline every call, and every inlined addition or register access costs compile time.
+// A little state machine around a single use of CURVE_add, and no point ever copied: drivers
+// inline every function where it is used, and every inlined addition or register access
+// costs compile time.
 // Slots: the bucket sum in 4, acc in 12, total in 16, the result in 0.
 const STEP_ACC: u32 = 0u; // acc += S_k
 const STEP_TOTAL: u32 = 1u; // total += acc

@@ -1,7 +1,8 @@
 // 32x32-bit multiply-accumulate with 32-bit integers only (adapters without SHADER_INT64).
 //
 // mac(a, b, c, d) = a*b + c + d as (low word, high word), from four 16x16-bit products.
-// The sum never exceeds 2^64 - 1, so the high word never overflows.
+// The sum never exceeds 2^64 - 1, so the high word never overflows. The same signature as
+// wide_int64.wgsl's, so the field code above it is the same text on both paths.
 fn mac(a: u32, b: u32, c: u32, d: u32) -> vec2<u32> {
     let a0 = a & 0xffffu;
     let a1 = a >> 16u;

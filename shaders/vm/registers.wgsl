@@ -1,10 +1,10 @@
-// The curve interpreters' register file (vm.wgsl, and vm_lazy.wgsl for G2's lazy Fq2
-// products): private memory, and where a program's register numbers point.
+// The curve interpreter's register file (vm.wgsl): private memory, indexed by the program,
+// and where a program's register numbers point.
 
 var<private> vm: array<fq, VM_REGISTERS>;
 
 // Register r of a program: P's range (4 coordinates) from register p, Q's from register q,
-// the rest absolute (formulas.rs).
+// the rest absolute (backend-wgpu/src/formulas/builder.rs).
 fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
     if (r < 4u * VM_W) {
         return p + r;

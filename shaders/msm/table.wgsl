@@ -2,9 +2,9 @@
 //
 // table[w·len + i] = 2^(c·w)·P_i, affine, for every window w < windows. An MSM over such a
 // table puts the digit of window w of scalar i into the one shared set of buckets with base
-// w·len + i (msm_sort.wgsl's shared layout): the same n·windows additions as the windowed
+// w·len + i (sort.wgsl's shared layout): the same n·windows additions as the windowed
 // layout, but one set of buckets to fill and reduce instead of one per window (msm.rs,
-// `shared_window`, says which c).
+// `TABLE_PER_BUCKET`, says which c).
 //
 // One thread per point of a launch (points first .. first + count): c doublings a window in
 // XYZZ (the interpreter's DBL program), each multiple kept in `multiples`; then one field
@@ -27,14 +27,15 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 
-// Coordinate slots (curve.wgsl numbering: a slot is CURVE_W registers): the running multiple
-// is P (0..4), which DBL doubles in place; the multiple of the backward pass is Q (4..8);
-// the field values are TABLE_PREFIX, TABLE_INV, TABLE_PREV and TABLE_NORM (formulas.rs).
+// Coordinate slots (curve/xyzz.wgsl numbering: a slot is CURVE_W registers): the running
+// multiple is P (0..4), which DBL doubles in place; the multiple of the backward pass is Q
+// (4..8); the field values are TABLE_PREFIX, TABLE_INV, TABLE_PREV and TABLE_NORM
+// (backend-wgpu/src/formulas/table.rs).
 //
-// Every product of the kernel runs in the interpreter (programs DBL and TABLE_*, formulas.rs)
-// from one vm_run call site, and the inversion is one more product site: a driver inlines
-// each call site whole, so a kernel written with a product call per step compiled for 6 s
-// (G1) and 11 s (G2) on the H200.
+// Every product of the kernel runs in the interpreter (programs DBL and TABLE_*) from one
+// vm_run site, and the inversion is one more product site: a driver inlines each site
+// whole, and a kernel with a field product per step took several times longer to compile
+// (docs/perf/wgpu.md, "Shifted bases").
 
 // a^(p−2) = 1/a in Fq (a ≠ 0), square-and-multiply from the top bit of p − 2, with one
 // product site: each turn either squares or multiplies by a.

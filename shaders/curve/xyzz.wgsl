@@ -1,13 +1,13 @@
 // Short-Weierstrass points with a = 0 (BLS12-381's G1 over fq, G2 over fq2): the template the
 // host instantiates per group, substituting CURVE (the prefix, g1 or g2).
 //
-// Points live in the curve interpreter's registers (vm.wgsl), never in WGSL values: a
+// Points live in the curve interpreter's registers (vm/vm.wgsl), never in WGSL values: a
 // point is 4 coordinates (X, Y, ZZ, ZZZ; XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2) of CURVE_W
 // Fq registers each, and "coordinate c" below is register c·CURVE_W. The slots follow
-// formulas.rs: P at 0..4 and Q at 4..8 by default (a program's P and Q can be any two
-// point slots: CURVE_add(p, q)), PP at 8, R at 9 (left by the head programs), spare points
-// at 12 and 16. The identity has ZZ = 0; an affine identity is x = y = 0 (no
-// point of the prime-order subgroup has y = 0).
+// backend-wgpu/src/formulas/: P at 0..4 and Q at 4..8 by default (a program's P and Q can be
+// any two point slots: CURVE_add(p, q)), PP at 8, R at 9 (left by the head programs), spare
+// points at 12 and 16. The identity has ZZ = 0; an affine identity is x = y = 0 (no point of
+// the prime-order subgroup has y = 0).
 
 fn CURVE_is_zero_at(coord: u32) -> bool {
     var zero = true;
@@ -46,7 +46,7 @@ fn CURVE_neg_at(coord: u32) {
 // Point slot p += point slot q (coordinates), with every special case: either operand the
 // identity, equal points (doubling; also when p = q is one slot), opposite points (the
 // identity). `affine`: q holds an affine point (X, Y only; mixed addition madd-2008-s and
-// mdbl-2008-s-1), else an XYZZ one (add-2008-s, dbl-2008-s-1). One vm_run call site for
+// mdbl-2008-s-1), else an XYZZ one (add-2008-s, dbl-2008-s-1). One vm_run site for
 // every case — the head program runs first, then the loop picks the tail or the doubling —
 // because each inlined interpreter loop is what a driver compiles.
 fn CURVE_add(p: u32, q: u32, affine: bool) {

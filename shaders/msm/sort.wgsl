@@ -11,7 +11,7 @@
 //
 // Key layout: bucket index in the low 31 bits, the sign in the top bit; EMPTY marks "none".
 //
-// The shared layout (over a table of shifted bases, msm_table.wgsl; `stride` ≠ 0): every
+// The shared layout (over a table of shifted bases, table.wgsl; `stride` ≠ 0): every
 // window's digit goes into the one set of B buckets (bucket |d| − 1), and its base is the
 // table's entry for that window, w·stride + i, so the windows need no doublings between them.
 

@@ -1,5 +1,5 @@
-// What both versions of the bucket kernels share (msm_bucket.wgsl with the interpreter,
-// msm_bucket_plain.wgsl with plain formulas): the parameters and the task lookup.
+// The bucket kernels' parameters (one struct for both kernels and all their modes, so one
+// uniform layout serves every dispatch of an MSM) and the lookup from a task to its bucket.
 
 struct Params {
     // accumulate: task size, bucket count, base offset of this launch's first scalar.

@@ -1,0 +1,359 @@
+//! What the device holds and how it is allocated: split arrays ([`Chunked`]), the scalar and
+//! base buffers the backend hands out, and [`Memory`], which allocates them, keeps the pool of
+//! temporaries and retries an allocation that ran out of memory after emptying the pool.
+//!
+//! **Split arrays.** No binding may exceed the adapter's limit, so a large array is a
+//! `Chunked`: up to [`SPLIT_SLOTS`] buffers of 2^log elements each (the last one shorter), bound
+//! as that many bindings and addressed through generated accessors (compile/bindings.rs).
+//!
+//! **The scratch pool.** An MSM's keys, buckets and partials are taken from a pool of free
+//! buffers and given back when the MSM has read its result, so a run of MSMs (the proofs, a
+//! benchmark) allocates them once: creating and freeing a 2^22 G1 MSM's ~2 GB of temporaries
+//! per MSM cost more host time than its device work (docs/perf/wgpu.md, "Scratch pool"). A
+//! buffer is taken by one operation at a time (the guard gives it back on drop), so two
+//! threads sharing a device never share a temporary. Taking one of size `bytes` picks the
+//! smallest free buffer of the same purpose that holds it; when none does, the free ones of
+//! that purpose are dropped (they are too small for this caller) and a new one is made.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex};
+
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
+use g16_core::backend::limbs;
+use g16_core::backend::msm_plan::Layout;
+
+use crate::device::{lock, WgpuDevice};
+use crate::error::WgpuError;
+
+/// Storage bindings per split array: its elements may span up to this many buffers.
+pub const SPLIT_SLOTS: usize = 4;
+
+/// What a storage array holds, element by element (g16_core's limb layouts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    U32,
+    Fr,
+    G1Affine,
+    G2Affine,
+    G1Xyzz,
+    G2Xyzz,
+}
+
+impl Elem {
+    /// 32-bit words per element.
+    pub const fn words(self) -> usize {
+        match self {
+            Elem::U32 => 1,
+            Elem::Fr => limbs::FR_WORDS,
+            Elem::G1Affine => limbs::G1_WORDS,
+            Elem::G2Affine => limbs::G2_WORDS,
+            Elem::G1Xyzz => limbs::G1_XYZZ_WORDS,
+            Elem::G2Xyzz => limbs::G2_XYZZ_WORDS,
+        }
+    }
+
+    pub const fn bytes(self) -> u64 {
+        self.words() as u64 * 4
+    }
+
+    /// log2 of the elements one buffer of a split array holds, for bindings of
+    /// `binding_bytes`.
+    pub fn chunk_log(self, binding_bytes: u64) -> u32 {
+        let per = (binding_bytes / self.bytes()).max(1);
+        (63 - per.leading_zeros()).min(31)
+    }
+}
+
+/// Which group an MSM or a curve module is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Curve {
+    G1,
+    G2,
+}
+
+impl Curve {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Curve::G1 => "g1",
+            Curve::G2 => "g2",
+        }
+    }
+
+    pub fn affine(self) -> Elem {
+        match self {
+            Curve::G1 => Elem::G1Affine,
+            Curve::G2 => Elem::G2Affine,
+        }
+    }
+
+    pub fn xyzz(self) -> Elem {
+        match self {
+            Curve::G1 => Elem::G1Xyzz,
+            Curve::G2 => Elem::G2Xyzz,
+        }
+    }
+}
+
+/// A group whose points the device holds: which [`Curve`] it is, and its points' words.
+pub trait Group: SWCurveConfig {
+    const CURVE: Curve;
+    fn affine_to_words(p: &Affine<Self>, out: &mut [u32]);
+    fn xyzz_to_projective(words: &[u32]) -> Projective<Self>;
+}
+
+impl Group for ark_bls12_381::g1::Config {
+    const CURVE: Curve = Curve::G1;
+    fn affine_to_words(p: &Affine<Self>, out: &mut [u32]) {
+        limbs::g1_to_words(p, out)
+    }
+    fn xyzz_to_projective(words: &[u32]) -> Projective<Self> {
+        limbs::g1_xyzz_to_projective(words)
+    }
+}
+
+impl Group for ark_bls12_381::g2::Config {
+    const CURVE: Curve = Curve::G2;
+    fn affine_to_words(p: &Affine<Self>, out: &mut [u32]) {
+        limbs::g2_to_words(p, out)
+    }
+    fn xyzz_to_projective(words: &[u32]) -> Projective<Self> {
+        limbs::g2_xyzz_to_projective(words)
+    }
+}
+
+/// A device array of `len` elements, split into buffers of 2^log elements each (the last
+/// one shorter), so that no binding exceeds the adapter's limit.
+pub(crate) struct Chunked {
+    pub(crate) elem: Elem,
+    pub(crate) len: usize,
+    pub(crate) chunks: Vec<wgpu::Buffer>,
+    pub(crate) log: u32,
+}
+
+impl Chunked {
+    /// (buffer, byte offset, bytes) of each chunk's elements, in order.
+    pub(crate) fn parts(&self) -> Vec<(&wgpu::Buffer, u64, u64)> {
+        let per = 1u64 << self.log;
+        self.chunks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| {
+                let elems = (self.len as u64).saturating_sub(k as u64 * per).min(per);
+                (b, 0, elems * self.elem.bytes())
+            })
+            .collect()
+    }
+}
+
+/// Fr scalars on the device.
+pub struct FrBuffer(pub(crate) Chunked);
+
+impl FrBuffer {
+    pub fn len(&self) -> usize {
+        self.0.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.len == 0
+    }
+}
+
+/// Shifted bases of a base vector (msm.rs makes them, shaders/msm/table.wgsl computes them):
+/// `table[w·len + i]` = 2^(c·w)·P_i, affine, for every window w of `layout`.
+pub(crate) struct Shifted {
+    pub(crate) table: Chunked,
+    pub(crate) layout: Layout,
+}
+
+impl Shifted {
+    /// Points a window: the base vector's length.
+    pub(crate) fn stride(&self) -> usize {
+        self.table.len / self.layout.windows as usize
+    }
+}
+
+/// Resident bases of group `G` (affine), with their shifted bases where made.
+pub struct Bases<G: Group> {
+    pub(crate) points: Chunked,
+    pub(crate) shifted: Option<Shifted>,
+    _group: PhantomData<fn() -> G>,
+}
+
+pub type G1Buffer = Bases<ark_bls12_381::g1::Config>;
+pub type G2Buffer = Bases<ark_bls12_381::g2::Config>;
+
+impl<G: Group> Bases<G> {
+    pub(crate) fn new(points: Chunked, shifted: Option<Shifted>) -> Self {
+        Bases { points, shifted, _group: PhantomData }
+    }
+
+    pub fn len(&self) -> usize {
+        self.points.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.len == 0
+    }
+
+    /// The window width of the shifted bases made at upload, if any.
+    pub fn shifted_window(&self) -> Option<u32> {
+        self.shifted.as_ref().map(|s| s.layout.c)
+    }
+}
+
+/// Free pooled buffers: (purpose, size in bytes, buffer).
+type Pool = Mutex<Vec<(&'static str, u64, wgpu::Buffer)>>;
+
+/// The device's allocations: split arrays, single bindings, pooled temporaries, and the
+/// placeholder arrays bound where a kernel's layout has a binding it does not use.
+pub struct Memory {
+    dev: Arc<WgpuDevice>,
+    pool: Pool,
+    placeholders: Mutex<HashMap<Elem, Arc<Chunked>>>,
+}
+
+impl Memory {
+    pub(crate) fn new(dev: Arc<WgpuDevice>) -> Memory {
+        Memory { dev, pool: Mutex::default(), placeholders: Mutex::default() }
+    }
+
+    pub(crate) fn device(&self) -> &WgpuDevice {
+        &self.dev
+    }
+
+    /// log2 of the elements per buffer of an `elem` array.
+    pub(crate) fn chunk_log(&self, elem: Elem) -> u32 {
+        elem.chunk_log(self.dev.binding_bytes())
+    }
+
+    /// The most elements an `elem` array can hold (its split bindings full).
+    pub fn max_elements(&self, elem: Elem) -> u64 {
+        (1u64 << self.chunk_log(elem)) * SPLIT_SLOTS as u64
+    }
+
+    /// A buffer; out of memory, the pooled temporaries no operation holds are freed and it
+    /// tries again.
+    pub(crate) fn create(&self, what: &str, size: u64, usage: wgpu::BufferUsages) -> Result<wgpu::Buffer, WgpuError> {
+        match self.dev.create_buffer(what, size, usage) {
+            Err(WgpuError::OutOfMemory { .. }) if self.clear_pool() => {
+                self.dev.wait()?;
+                self.dev.create_buffer(what, size, usage)
+            }
+            other => other,
+        }
+    }
+
+    /// Drops every free pooled buffer; false if there was none.
+    fn clear_pool(&self) -> bool {
+        let mut free = lock(&self.pool);
+        let had = !free.is_empty();
+        free.clear();
+        had
+    }
+
+    /// A storage buffer that is bound whole (one binding): it must fit in one.
+    pub(crate) fn plain(&self, what: &str, bytes: u64) -> Result<wgpu::Buffer, WgpuError> {
+        let limit = self.dev.binding_bytes();
+        if bytes > limit {
+            return Err(WgpuError::TooLarge { what: what.to_string(), requested: bytes, limit });
+        }
+        self.create(what, bytes, storage_usage())
+    }
+
+    /// An array of `len` elements in as many buffers as the binding limit needs; zeroed.
+    pub(crate) fn chunked(&self, what: &str, elem: Elem, len: usize) -> Result<Chunked, WgpuError> {
+        let log = self.chunk_log(elem);
+        let per = 1usize << log;
+        let count = len.div_ceil(per).max(1);
+        if count > SPLIT_SLOTS {
+            return Err(WgpuError::TooLarge {
+                what: format!("{what} ({len} elements of {} bytes)", elem.bytes()),
+                requested: len as u64 * elem.bytes(),
+                limit: self.max_elements(elem) * elem.bytes(),
+            });
+        }
+        let mut chunks = Vec::with_capacity(count);
+        for k in 0..count {
+            let elems = (len - (k * per).min(len)).min(per) as u64;
+            chunks.push(self.create(what, elems * elem.bytes(), storage_usage())?);
+        }
+        Ok(Chunked { elem, len, chunks, log })
+    }
+
+    /// A one-element array to bind where a kernel's layout has a binding it does not use.
+    pub(crate) fn placeholder(&self, elem: Elem) -> Result<Arc<Chunked>, WgpuError> {
+        if let Some(d) = lock(&self.placeholders).get(&elem) {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(self.chunked("unused binding", elem, 1)?);
+        lock(&self.placeholders).insert(elem, d.clone());
+        Ok(d)
+    }
+
+    /// A storage buffer of at least `bytes` for `what`, bound whole: from the pool, or new.
+    /// Its contents are whatever the last user left.
+    pub(crate) fn scratch(&self, what: &'static str, bytes: u64) -> Result<Scratch<'_>, WgpuError> {
+        self.scratch_with(what, bytes, || self.plain(what, bytes))
+    }
+
+    /// `scratch`, with `make` creating the buffer when the pool has none (for other usages
+    /// than storage; one purpose, one usage).
+    pub(crate) fn scratch_with(
+        &self,
+        what: &'static str,
+        bytes: u64,
+        make: impl FnOnce() -> Result<wgpu::Buffer, WgpuError>,
+    ) -> Result<Scratch<'_>, WgpuError> {
+        let taken = {
+            let mut free = lock(&self.pool);
+            let best = free
+                .iter()
+                .enumerate()
+                .filter(|(_, (w, size, _))| *w == what && *size >= bytes)
+                .min_by_key(|(_, (_, size, _))| *size)
+                .map(|(i, _)| i);
+            match best {
+                Some(i) => Some(free.swap_remove(i)),
+                None => {
+                    free.retain(|(w, _, _)| *w != what);
+                    None
+                }
+            }
+        };
+        let (size, buffer) = match taken {
+            Some((_, size, b)) => (size, b),
+            None => (bytes, make()?),
+        };
+        Ok(Scratch { pool: &self.pool, what, size, buffer: Some(buffer) })
+    }
+}
+
+fn storage_usage() -> wgpu::BufferUsages {
+    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
+}
+
+/// A pooled buffer, given back on drop.
+pub(crate) struct Scratch<'m> {
+    pool: &'m Pool,
+    what: &'static str,
+    size: u64,
+    buffer: Option<wgpu::Buffer>,
+}
+
+impl Deref for Scratch<'_> {
+    type Target = wgpu::Buffer;
+    fn deref(&self) -> &wgpu::Buffer {
+        // Only `drop` takes the buffer out.
+        self.buffer.as_ref().expect("a scratch buffer is present until dropped")
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        if let Some(b) = self.buffer.take() {
+            lock(self.pool).push((self.what, self.size, b));
+        }
+    }
+}

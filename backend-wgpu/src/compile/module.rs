@@ -1,0 +1,157 @@
+//! The kernel modules: what each binds, its entry points, and its full WGSL text.
+
+use super::bindings::{self, bind, Access, Binding, Shape};
+use super::field;
+use crate::buffers::Curve;
+use crate::device::Arith;
+use crate::formulas;
+
+/// The kernel modules. Each is one small WGSL module, compiled separately and lazily.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Module {
+    Ntt,
+    Pointwise,
+    MsmSort,
+    Scan,
+    MsmBucket(Curve),
+    /// Shifted bases for the MSM's shared layout, built once per uploaded base vector.
+    MsmTable(Curve),
+}
+
+impl Module {
+    pub const ALL: [Module; 8] = [
+        Module::Ntt,
+        Module::Pointwise,
+        Module::MsmSort,
+        Module::Scan,
+        Module::MsmBucket(Curve::G1),
+        Module::MsmBucket(Curve::G2),
+        Module::MsmTable(Curve::G1),
+        Module::MsmTable(Curve::G2),
+    ];
+
+    pub fn name(self) -> String {
+        match self {
+            Module::Ntt => "ntt".into(),
+            Module::Pointwise => "pointwise".into(),
+            Module::MsmSort => "msm_sort".into(),
+            Module::Scan => "scan".into(),
+            Module::MsmBucket(c) => format!("msm_bucket_{}", c.prefix()),
+            Module::MsmTable(c) => format!("msm_table_{}", c.prefix()),
+        }
+    }
+
+    pub fn entry_points(self) -> &'static [&'static str] {
+        match self {
+            Module::Ntt => &["stockham_pass"],
+            Module::Pointwise => &["mul", "sub", "scale", "quotient"],
+            Module::MsmSort => &["digits", "scatter"],
+            Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
+            Module::MsmBucket(_) => &["accumulate", "reduce"],
+            Module::MsmTable(_) => &["shift_bases"],
+        }
+    }
+
+    /// The storage arrays, in binding order after the uniform.
+    pub(crate) fn bindings(self) -> Vec<Binding> {
+        use crate::buffers::Elem::*;
+        use Access::*;
+        use Shape::*;
+        match self {
+            Module::Ntt => {
+                vec![bind("src", Fr, Read, Split), bind("dst", Fr, ReadWrite, Split), bind("tw", Fr, Read, Split)]
+            }
+            Module::Pointwise => {
+                vec![bind("a", Fr, ReadWrite, Split), bind("b", Fr, Read, Split), bind("c", Fr, Read, Split)]
+            }
+            Module::MsmSort => vec![
+                bind("scalars", Fr, Read, Split),
+                bind("keys", U32, ReadWrite, Plain),
+                bind("counts", U32, Atomic, Plain),
+                bind("offsets", U32, Read, Plain),
+                bind("sorted", U32, ReadWrite, Plain),
+            ],
+            Module::Scan => vec![
+                bind("src", U32, Read, Plain),
+                bind("dst", U32, ReadWrite, Plain),
+                bind("blocks", U32, ReadWrite, Plain),
+            ],
+            Module::MsmBucket(c) => vec![
+                bind("bases", c.affine(), Read, Split),
+                bind("sorted", U32, Read, Plain),
+                bind("offsets", U32, Read, Plain),
+                bind("tasks", U32, Read, Plain),
+                bind("pin", c.xyzz(), Read, Plain),
+                bind("pout", c.xyzz(), ReadWrite, Plain),
+                bind("prog", U32, Read, Plain),
+            ],
+            Module::MsmTable(c) => vec![
+                bind("bases", c.affine(), Read, Split),
+                bind("table", c.affine(), ReadWrite, Split),
+                bind("multiples", c.xyzz(), ReadWrite, Plain),
+                bind("prog", U32, Read, Plain),
+            ],
+        }
+    }
+
+    /// The group whose curve arithmetic the module runs, if any.
+    fn curve(self) -> Option<Curve> {
+        match self {
+            Module::MsmBucket(c) | Module::MsmTable(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// The full WGSL text of `module` on arithmetic path `arith`.
+pub fn compose(module: Module, arith: Arith) -> String {
+    let mut s = String::new();
+    s.push_str(match arith {
+        Arith::Int64 => include_str!("../../../shaders/field/wide_int64.wgsl"),
+        Arith::U32 => include_str!("../../../shaders/field/wide_u32.wgsl"),
+    });
+    s.push_str(&field::source::<ark_bls12_381::Fr>("fr"));
+    s.push_str(include_str!("../../../shaders/util/dispatch.wgsl"));
+    let per_curve = |src: &str, curve: Curve| src.replace("CURVE", curve.prefix());
+    if let Some(curve) = module.curve() {
+        s.push_str(&field::source::<ark_bls12_381::Fq>("fq"));
+        s.push_str(&formulas::wgsl(curve));
+        s.push_str(include_str!("../../../shaders/vm/registers.wgsl"));
+        s.push_str(include_str!("../../../shaders/vm/vm.wgsl"));
+        s.push_str(&per_curve(include_str!("../../../shaders/curve/xyzz.wgsl"), curve));
+    }
+    s.push_str(&bindings::declarations(&module.bindings()));
+    match module {
+        Module::Ntt => s.push_str(include_str!("../../../shaders/ntt/ntt.wgsl")),
+        Module::Pointwise => s.push_str(include_str!("../../../shaders/ntt/pointwise.wgsl")),
+        Module::MsmSort => s.push_str(include_str!("../../../shaders/msm/sort.wgsl")),
+        Module::Scan => s.push_str(include_str!("../../../shaders/util/scan.wgsl")),
+        Module::MsmBucket(curve) => {
+            s.push_str(include_str!("../../../shaders/msm/tasks.wgsl"));
+            s.push_str(&per_curve(include_str!("../../../shaders/msm/bucket.wgsl"), curve));
+        }
+        Module::MsmTable(curve) => s.push_str(&per_curve(include_str!("../../../shaders/msm/table.wgsl"), curve)),
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::STORAGE_BUFFERS_NEEDED;
+
+    #[test]
+    fn the_largest_module_binds_what_adapters_are_required_to_have() {
+        let most = Module::ALL.iter().map(|m| m.bindings().iter().map(Binding::slots).sum::<usize>()).max();
+        assert_eq!(most, Some(STORAGE_BUFFERS_NEEDED as usize));
+    }
+
+    #[test]
+    fn only_the_curve_modules_hold_the_interpreter() {
+        for m in Module::ALL {
+            let src = compose(m, Arith::U32);
+            assert_eq!(src.contains("fn vm_run"), m.curve().is_some(), "{}", m.name());
+            assert!(!src.contains("CURVE") && !src.contains("FIELD"), "{}: a placeholder left", m.name());
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! What only a real adapter shows (lavapipe in CI), below what the conformance suite
+//! (tests/backend.rs) checks: bindings split past the storage-binding limit, dispatches past
+//! 65535 workgroups, pipeline creation, the order of the device's spans, and shifted bases on
+//! small vectors, on both arithmetic paths. `G16_REQUIRE_WGPU=1` makes a missing adapter a
+//! failure.
+
+use std::ops::Range;
+
+use ark_bls12_381::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
+use ark_ff::{FftField, UniformRand};
+use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use g16_core::backend::conformance::open_or_skip;
+use g16_core::backend::msm_plan::MsmTuning;
+use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars};
+use g16_core::sample::{random_points, random_scalars, test_rng};
+use g16_core::timeline::{Layer, Timeline};
+use g16_wgpu::{Arith, Elem, G1Buffer, G2Buffer, Module, WgpuBackend, WgpuOptions, SPLIT_SLOTS};
+use rand_chacha::ChaCha20Rng;
+
+fn open(options: WgpuOptions) -> Option<WgpuBackend> {
+    open_or_skip("wgpu", "G16_REQUIRE_WGPU", WgpuBackend::open(&options))
+}
+
+fn reference_ntt(input: &[Fr], kind: NttKind) -> Vec<Fr> {
+    let d = Radix2EvaluationDomain::<Fr>::new(input.len()).unwrap();
+    let c = d.get_coset(Fr::GENERATOR).unwrap();
+    match kind {
+        NttKind::Forward => d.fft(input),
+        NttKind::Inverse => d.ifft(input),
+        NttKind::CosetForward => c.fft(input),
+        NttKind::CosetInverse => c.ifft(input),
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Whether the backend's G1 MSM of `scalars[range]` (on the device as `s`) equals arkworks'.
+fn g1_agrees(
+    b: &WgpuBackend,
+    bases: (&G1Bases, &[G1Affine]),
+    s: &ScalarBuffer,
+    scalars: &[Fr],
+    r: Range<usize>,
+) -> bool {
+    b.msm_g1(bases.0, Scalars::Device(s, r.clone())).unwrap() == G1Projective::msm_unchecked(bases.1, &scalars[r])
+}
+
+/// Whether the backend's G2 MSM of `scalars[range]` (on the device as `s`) equals arkworks'.
+fn g2_agrees(
+    b: &WgpuBackend,
+    bases: (&G2Bases, &[G2Affine]),
+    s: &ScalarBuffer,
+    scalars: &[Fr],
+    r: Range<usize>,
+) -> bool {
+    b.msm_g2(bases.0, Scalars::Device(s, r.clone())).unwrap() == G2Projective::msm_unchecked(bases.1, &scalars[r])
+}
+
+#[test]
+fn arrays_split_over_bindings_past_the_limit() {
+    // 1 MiB bindings: 2^15 Fr, 2^13 G1 and 2^12 G2 bases per buffer; MSM temporaries force
+    // sub-MSMs. The sizes below need 2 to 4 buffers per array.
+    let Some(b) = open(WgpuOptions { max_binding_bytes: Some(MIB), ..Default::default() }) else { return };
+    let mut rng = test_rng("arrays_split_over_bindings_past_the_limit");
+    assert_eq!(b.device().binding_bytes(), MIB);
+    for log in [16u32, 17] {
+        for kind in [NttKind::Forward, NttKind::CosetInverse] {
+            let input = random_scalars(1 << log, &mut rng);
+            let mut buf = b.upload_scalars(&input).unwrap();
+            b.ntt(&mut buf, kind).unwrap();
+            assert!(b.download_scalars(&buf).unwrap() == reference_ntt(&input, kind), "{kind:?} of 2^{log}");
+        }
+    }
+    let n = (1 << 13) + 1000;
+    let scalars = random_scalars(n, &mut rng);
+    let s = b.upload_scalars(&scalars).unwrap();
+    let g1 = random_points::<G1Projective, _>(n, &mut rng);
+    let b1 = b.upload_g1_bases(&g1).unwrap();
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 0..n), "G1 over split bindings");
+    let m = (1 << 12) + 300;
+    let g2 = random_points::<G2Projective, _>(m, &mut rng);
+    let b2 = b.upload_g2_bases(&g2).unwrap();
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, n - m..n), "G2 over split bindings");
+    // Past SPLIT_SLOTS buffers: a typed error, not a panic.
+    assert_eq!(b.max_elements(Elem::Fr), (MIB / 32) * SPLIT_SLOTS as u64);
+    let too_many = b.max_elements(Elem::Fr) as usize + 1;
+    assert!(matches!(b.alloc_scalars(too_many), Err(BackendError::OutOfMemory { .. })));
+}
+
+#[test]
+fn dispatches_past_65535_workgroups_use_two_dimensions() {
+    let Some(b) = open(WgpuOptions::default()) else { return };
+    let limit = b.device().limits().max_compute_workgroups_per_dimension as usize;
+    // One thread per element, 64 per workgroup: a few workgroups more than one dimension holds.
+    let n = limit * 64 + 5 * 64 + 3;
+    let mut rng = test_rng("dispatches_past_65535_workgroups_use_two_dimensions");
+    let host = random_scalars(n, &mut rng);
+    let k = Fr::rand(&mut rng);
+    let mut buf = b.upload_scalars(&host).unwrap();
+    b.scale(&mut buf, k).unwrap();
+    let got = b.download_scalars(&buf).unwrap();
+    // Every element, the last workgroups' included.
+    assert!(got.iter().zip(&host).all(|(g, h)| *g == *h * k), "scale over {n} elements");
+}
+
+#[test]
+fn every_pipeline_compiles_and_reports_its_time() {
+    let Some(b) = open(WgpuOptions::default()) else { return };
+    let ms = b.pipelines().prepare_all().unwrap();
+    eprintln!("{}: all pipelines in {ms:.0} ms ({:?} path)", b.device().adapter().name, b.device().arith());
+    let times = b.pipelines().times();
+    for m in Module::ALL {
+        assert!(times.iter().any(|(name, t)| *name == m.name() && *t > 0.0), "{} in {times:?}", m.name());
+    }
+}
+
+#[test]
+fn device_spans_are_tagged_and_in_queue_order() {
+    let Some(b) = open(WgpuOptions::default()) else { return };
+    let tl = Timeline::new();
+    b.drain_device_spans();
+    let mut buf = b.upload_scalars(&vec![Fr::from(3u64); 1 << 12]).unwrap();
+    let first = tl.span(Layer::Prover, "first");
+    b.ntt(&mut buf, NttKind::Forward).unwrap();
+    let first_id = first.id();
+    drop(first);
+    let second = tl.span(Layer::Prover, "second");
+    b.ntt(&mut buf, NttKind::Inverse).unwrap();
+    let second_id = second.id();
+    drop(second);
+    b.synchronize().unwrap();
+    let spans = b.drain_device_spans();
+    assert_eq!(spans.len(), 2, "this backend's two NTTs, whatever other tests queue: {spans:?}");
+    assert_eq!((spans[0].name.as_str(), spans[1].name.as_str()), ("ntt", "ntt_inverse"));
+    assert_eq!((spans[0].parent, spans[1].parent), (Some(first_id), Some(second_id)));
+    assert!(spans[0].end_ns <= spans[1].start_ns + spans[1].error_bound_ns, "queued in order, run in order");
+    assert!(spans.iter().all(|s| s.device == "wgpu:0"), "{spans:?}");
+}
+
+/// Scalars of every kind the shared layout's digits meet: random, zero, one (the ones
+/// bucket), r − 1 (every window's digit negative with carries), small, and one value repeated
+/// (one bucket a window takes every point).
+fn edge_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Fr> {
+    let repeated = Fr::rand(rng);
+    (0..n)
+        .map(|i| match i % 7 {
+            0 => Fr::from(0u64),
+            1 => Fr::from(1u64),
+            2 => -Fr::from(1u64),
+            3 => Fr::from(i as u64),
+            4 => repeated,
+            _ => Fr::rand(rng),
+        })
+        .collect()
+}
+
+/// n random points, the identity at `identities`, and point `from` repeated at `to`.
+fn edge_bases<P: CurveGroup + PrimeGroup>(
+    n: usize,
+    rng: &mut ChaCha20Rng,
+    identities: &[usize],
+    (from, to): (usize, usize),
+) -> Vec<P::Affine> {
+    let mut bases = random_points::<P, _>(n, rng);
+    for &i in identities {
+        bases[i] = P::Affine::zero();
+    }
+    bases[to] = bases[from];
+    bases
+}
+
+/// Tables on every base vector from 2^4 points on.
+fn small_tables() -> MsmTuning {
+    MsmTuning { tables: Some((4, 40)), ..MsmTuning::default() }
+}
+
+#[test]
+fn shifted_bases_msm_matches_arkworks() {
+    // Tables forced onto small vectors, with 1 MiB bindings so that a table spans several
+    // buffers and is built over several launches. Bases: random points, the identity twice,
+    // one point repeated; MSMs over the whole vector and over a range.
+    let options = WgpuOptions { msm: small_tables(), max_binding_bytes: Some(MIB), ..Default::default() };
+    let Some(b) = open(options) else { return };
+    let mut rng = test_rng("shifted_bases_msm_matches_arkworks");
+
+    let n1 = (1 << 10) + 7;
+    let g1 = edge_bases::<G1Projective>(n1, &mut rng, &[5, n1 - 1], (8, 9));
+    let b1 = b.upload_g1_bases(&g1).unwrap();
+    let c1 = b1.storage::<G1Buffer>(b.id()).unwrap().shifted_window().expect("a G1 table for 2^10 + 7 points");
+    let table_entries = g1.len() as u64 * u64::from(256u32.div_ceil(c1));
+    assert!(table_entries * Elem::G1Affine.bytes() > MIB, "the table must span several buffers");
+    let scalars = edge_scalars(n1, &mut rng);
+    let s = b.upload_scalars(&scalars).unwrap();
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 0..n1), "G1 MSM of {n1} points over shifted bases (c = {c1})");
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 100..700), "G1 MSM over a range, shifted bases");
+
+    let n2 = 100;
+    let g2 = edge_bases::<G2Projective>(n2, &mut rng, &[0], (2, 3));
+    let b2 = b.upload_g2_bases(&g2).unwrap();
+    let c2 = b2.storage::<G2Buffer>(b.id()).unwrap().shifted_window().expect("a G2 table for 100 points");
+    let scalars = edge_scalars(n2, &mut rng);
+    let s = b.upload_scalars(&scalars).unwrap();
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 0..n2), "G2 MSM of {n2} points over shifted bases (c = {c2})");
+
+    // Below the range, and with tables off: the windowed layout.
+    let few = b.upload_g1_bases(&g1[..8]).unwrap();
+    assert_eq!(few.storage::<G1Buffer>(b.id()).unwrap().shifted_window(), None);
+    let off = WgpuOptions { msm: MsmTuning { tables: None, ..MsmTuning::default() }, ..Default::default() };
+    let Some(off) = open(off) else { return };
+    let all = off.upload_g1_bases(&g1).unwrap();
+    assert_eq!(all.storage::<G1Buffer>(off.id()).unwrap().shifted_window(), None);
+}
+
+#[test]
+fn shifted_bases_on_the_32_bit_path_and_across_sub_msms() {
+    // The table kernel and the shared layout on the 32-bit path (adapters without
+    // SHADER_INT64), with 64 KiB bindings: tables of 4 buffers built over several launches,
+    // and G2's MSM temporaries too large for one binding, so it runs as sub-MSMs whose base
+    // offsets index into the table (entry w·len + offset + i): 30 points at c = 8 are 960
+    // entries, whose partials (60 tasks + 129 buckets, 384 bytes each) exceed 64 KiB, so two
+    // sub-MSMs of 15. Small sizes: the 32-bit path is the slower one on lavapipe.
+    let options =
+        WgpuOptions { force_u32: true, msm: small_tables(), max_binding_bytes: Some(64 << 10), ..Default::default() };
+    let Some(b) = open(options) else { return };
+    assert_eq!(b.device().arith(), Arith::U32);
+    let mut rng = test_rng("shifted_bases_on_the_32_bit_path_and_across_sub_msms");
+
+    let n1 = 60;
+    let g1 = edge_bases::<G1Projective>(n1, &mut rng, &[7], (10, 11));
+    let b1 = b.upload_g1_bases(&g1).unwrap();
+    assert!(b1.storage::<G1Buffer>(b.id()).unwrap().shifted_window().is_some(), "a G1 table for {n1} points");
+    let scalars = edge_scalars(n1, &mut rng);
+    let s = b.upload_scalars(&scalars).unwrap();
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 0..n1), "G1 MSM of {n1} points over shifted bases, 32-bit path");
+
+    let n2 = 30;
+    let g2 = edge_bases::<G2Projective>(n2, &mut rng, &[4], (20, 21));
+    let b2 = b.upload_g2_bases(&g2).unwrap();
+    assert!(b2.storage::<G2Buffer>(b.id()).unwrap().shifted_window().is_some(), "a G2 table for {n2} points");
+    let scalars = edge_scalars(n2, &mut rng);
+    let s = b.upload_scalars(&scalars).unwrap();
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 0..n2), "G2 MSM of {n2} points in sub-MSMs, 32-bit path");
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 3..27), "G2 MSM over a range, shifted bases, 32-bit path");
+}
