@@ -3,8 +3,7 @@
 //! Needs NVRTC only, no GPU: this is the CUDA check CI runs. Without NVRTC it says so loudly
 //! and passes, unless `G16_REQUIRE_NVRTC=1`, which makes that a failure.
 
-use g16_cuda::compile::{compile, defines_symbol, is_elf, nvrtc_present, nvrtc_version};
-use g16_cuda::kernels::programs;
+use g16_cuda::compile::{compile, defines_symbol, is_elf, nvrtc_present, nvrtc_version, programs};
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_89", "sm_90"];
 
@@ -64,7 +63,7 @@ fn a_compile_error_carries_nvrtcs_log() {
     if !nvrtc_or_skip() {
         return;
     }
-    let bad = g16_cuda::kernels::Program {
+    let bad = g16_cuda::compile::Program {
         name: "broken",
         source: "extern \"C\" __global__ void k() { undeclared_identifier = 1; }".to_string(),
         kernels: &["k"],

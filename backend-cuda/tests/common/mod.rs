@@ -1,0 +1,3 @@
+//! Helpers shared by this crate's tests.
+
+pub mod cxx;
