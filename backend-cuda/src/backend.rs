@@ -16,7 +16,7 @@ use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use crate::buffers::{FrBuffer, G1Buffer, G2Buffer};
 use crate::device::CudaDevice;
 use crate::msm::{Msm, ScalarsRef, G1, G2};
-use crate::ntt::{self, Ntt, MAX_NTT_LOG2};
+use crate::ntt::{pointwise, Ntt, Pointwise, MAX_NTT_LOG2};
 use crate::staging::Staging;
 
 /// How to open a CUDA device: read once, at [`CudaBackend::open`].
@@ -155,17 +155,17 @@ impl Backend for CudaBackend {
     fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
         let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
         check_same_len("mul_assign", a.len, b.len)?;
-        Ok(ntt::mul_assign(&self.device, a, b, current_span())?)
+        Ok(pointwise(&self.device, a, Pointwise::Mul(b), current_span())?)
     }
 
     fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
         let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
         check_same_len("sub_assign", a.len, b.len)?;
-        Ok(ntt::sub_assign(&self.device, a, b, current_span())?)
+        Ok(pointwise(&self.device, a, Pointwise::Sub(b), current_span())?)
     }
 
     fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
-        Ok(ntt::scale(&self.device, self.fr_mut(a)?, c, current_span())?)
+        Ok(pointwise(&self.device, self.fr_mut(a)?, Pointwise::Scale(c), current_span())?)
     }
 
     fn quotient(
@@ -178,7 +178,7 @@ impl Backend for CudaBackend {
         let (a, b, c) = (self.fr_mut(a)?, self.fr(b)?, self.fr(c)?);
         check_same_len("quotient", a.len, b.len)?;
         check_same_len("quotient", a.len, c.len)?;
-        Ok(ntt::quotient(&self.device, (a, b, c), z_inv, current_span())?)
+        Ok(pointwise(&self.device, a, Pointwise::Quotient(b, c, z_inv), current_span())?)
     }
 
     fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {

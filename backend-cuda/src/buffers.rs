@@ -57,8 +57,8 @@ impl Workspace {
     }
 
     /// The buffer `name` with room for `words` words (grown if smaller), as a device pointer.
-    /// Its contents are whatever the last user left. Valid until the next call with the same
-    /// name or `clear`.
+    /// Its contents are whatever the last user left. Valid until the next request for the same
+    /// name, or `clear`.
     pub fn get(&self, dev: &CudaDevice, name: &'static str, words: usize) -> Result<u64, CudaError> {
         let mut map = lock(&self.buffers);
         if let Some(buf) = map.get(name).filter(|b| b.len() >= words.max(1)) {

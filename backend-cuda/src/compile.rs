@@ -96,9 +96,9 @@ pub fn arithmetic_headers() -> String {
 }
 
 /// Whether libnvrtc can be loaded. cudarc panics on first use of a missing library, so this is
-/// asked before any NVRTC call.
+/// asked before NVRTC is first used.
 pub fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the library under its candidate names; no NVRTC call is made.
+    // SAFETY: only tries to dlopen the library under its candidate names; no NVRTC function runs.
     unsafe { sys::is_culib_present() }
 }
 
@@ -143,7 +143,7 @@ pub fn compile(program: &Program, arch: &str) -> Result<Vec<u8>, CudaError> {
     let prog = result::create_program(&source, Some(&name))
         .map_err(|e| CudaError::Unavailable(format!("nvrtcCreateProgram failed: {e:?}")))?;
     let guard = ProgramGuard(prog);
-    // SAFETY: `prog` was just created and is destroyed only by `guard`'s drop, after these calls.
+    // SAFETY: `prog` was just created and is destroyed only by `guard`'s drop, after this use.
     let compiled = unsafe { result::compile_program(guard.0, &options(arch)) };
     if let Err(e) = compiled {
         // SAFETY: as above; the log exists once compilation was attempted.
@@ -188,7 +188,7 @@ pub fn cache_path(dir: &Path, program: &Program, arch: &str, nvrtc: (i32, i32)) 
 
 /// The CUBIN of `program` for `arch`: from the cache in `cache_dir`, or compiled (and then
 /// cached there; a cache that cannot be written only costs the next run a compile). Without a
-/// directory every call compiles.
+/// directory every open compiles.
 pub fn compile_cached(program: &Program, arch: &str, cache_dir: Option<&Path>) -> Result<Vec<u8>, CudaError> {
     let path = cache_dir.map(|dir| nvrtc_version().map(|v| cache_path(dir, program, arch, v))).transpose()?;
     if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()).filter(|b| is_elf(b)) {

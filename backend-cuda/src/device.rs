@@ -25,7 +25,7 @@ use crate::timing::Timing;
 
 /// Whether the CUDA driver library can be loaded (cudarc panics on first use otherwise).
 pub fn driver_present() -> bool {
-    // SAFETY: only tries to dlopen libcuda under its candidate names; no driver call is made.
+    // SAFETY: only tries to dlopen libcuda under its candidate names; no driver function runs.
     unsafe { sys::is_culib_present() }
 }
 
@@ -114,8 +114,8 @@ pub(crate) struct CudaDevice {
 fn no_cross_stream_pool_waits(ctx: &CudaContext) -> Result<(), CudaError> {
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     let mut allow: i32 = 0;
-    // SAFETY: the driver is loaded (the context exists); `pool` and `allow` are valid for the
-    // calls, which read or write exactly one value of their type (the attribute is an int).
+    // SAFETY: the driver is loaded (the context exists); `pool` and `allow` are valid for
+    // both functions, which read or write exactly one value of their type (the attribute is an int).
     unsafe {
         sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
             .result()

@@ -273,61 +273,44 @@ impl Ntt {
     }
 }
 
-// --- pointwise ops: stateless kernels over Fr vectors of equal length (checked by the caller) --
+/// A pointwise operation on an Fr vector `a` (operands of its length: checked by the caller).
+pub(crate) enum Pointwise<'a> {
+    /// a[i] *= b[i]
+    Mul(&'a FrBuffer),
+    /// a[i] -= b[i]
+    Sub(&'a FrBuffer),
+    /// a[i] *= c
+    Scale(Fr),
+    /// a[i] = (a[i]·b[i] − c[i])·z_inv, in one pass.
+    Quotient(&'a FrBuffer, &'a FrBuffer, Fr),
+}
 
-fn pointwise(
+/// Runs `op` on `a` as one launch, the device span named as the operation.
+pub(crate) fn pointwise(
     dev: &CudaDevice,
-    (name, kernel): (&'static str, &'static str),
-    len: usize,
-    ptrs: &[u64],
+    a: &mut FrBuffer,
+    op: Pointwise<'_>,
     parent: Option<SpanId>,
 ) -> Result<(), CudaError> {
-    let mut args: Vec<Arg> = ptrs.iter().map(|&p| Arg::Ptr(p)).collect();
-    args.push(Arg::U32(len as u32));
-    let blocks = (len as u32).div_ceil(256).clamp(1, 8 * 1024);
+    let _op = dev.op();
+    let constant;
+    let (name, kernel, mut args) = match op {
+        Pointwise::Mul(b) => ("mul_assign", "fr_mul", vec![dev.ptr(&b.data)]),
+        Pointwise::Sub(b) => ("sub_assign", "fr_sub", vec![dev.ptr(&b.data)]),
+        Pointwise::Scale(c) => {
+            constant = dev.upload_words("a constant", &words(&[c]))?;
+            ("scale", "fr_scale", vec![dev.ptr(&constant)])
+        }
+        Pointwise::Quotient(b, c, z_inv) => {
+            constant = dev.upload_words("a constant", &words(&[z_inv]))?;
+            ("quotient", "fr_quotient", vec![dev.ptr(&b.data), dev.ptr(&c.data), dev.ptr(&constant)])
+        }
+    };
+    args.insert(0, dev.ptr(&a.data));
+    let mut args: Vec<Arg> = args.into_iter().map(Arg::Ptr).collect();
+    args.push(Arg::U32(a.len as u32));
+    let blocks = (a.len as u32).div_ceil(256).clamp(1, 8 * 1024);
     dev.span(name, parent, || dev.launch(kernel, blocks, 256, &args))
-}
-
-/// a[i] *= b[i]
-pub(crate) fn mul_assign(
-    dev: &CudaDevice,
-    a: &mut FrBuffer,
-    b: &FrBuffer,
-    parent: Option<SpanId>,
-) -> Result<(), CudaError> {
-    let _op = dev.op();
-    pointwise(dev, ("mul_assign", "fr_mul"), a.len, &[dev.ptr(&a.data), dev.ptr(&b.data)], parent)
-}
-
-/// a[i] -= b[i]
-pub(crate) fn sub_assign(
-    dev: &CudaDevice,
-    a: &mut FrBuffer,
-    b: &FrBuffer,
-    parent: Option<SpanId>,
-) -> Result<(), CudaError> {
-    let _op = dev.op();
-    pointwise(dev, ("sub_assign", "fr_sub"), a.len, &[dev.ptr(&a.data), dev.ptr(&b.data)], parent)
-}
-
-/// a[i] *= c
-pub(crate) fn scale(dev: &CudaDevice, a: &mut FrBuffer, c: Fr, parent: Option<SpanId>) -> Result<(), CudaError> {
-    let _op = dev.op();
-    let k = dev.upload_words("a constant", &words(&[c]))?;
-    pointwise(dev, ("scale", "fr_scale"), a.len, &[dev.ptr(&a.data), dev.ptr(&k)], parent)
-}
-
-/// a[i] = (a[i]·b[i] − c[i])·z_inv, in one pass.
-pub(crate) fn quotient(
-    dev: &CudaDevice,
-    (a, b, c): (&mut FrBuffer, &FrBuffer, &FrBuffer),
-    z_inv: Fr,
-    parent: Option<SpanId>,
-) -> Result<(), CudaError> {
-    let _op = dev.op();
-    let k = dev.upload_words("a constant", &words(&[z_inv]))?;
-    let ptrs = [dev.ptr(&a.data), dev.ptr(&b.data), dev.ptr(&c.data), dev.ptr(&k)];
-    pointwise(dev, ("quotient", "fr_quotient"), a.len, &ptrs, parent)
 }
 
 #[cfg(test)]

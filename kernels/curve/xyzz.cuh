@@ -67,9 +67,9 @@ struct Xyzz {
     zzz = zzz * w;
   }
 
-  // this += p, inlined where F says so (F::HOT_INLINE: G1, the accumulation loop's one call
-  // site, where a call would round-trip the sum through the stack on every point), out of
-  // line otherwise.
+  // this += p, inlined where F says so (F::HOT_INLINE: G1, in the accumulation loop, where
+  // going out of line would round-trip the sum through the stack on every point), out of line
+  // otherwise.
   DEVICE void add_affine_hot(const Affine<F>& p) {
     if constexpr (F::HOT_INLINE) add_affine_inline(p);
     else add_affine(p);

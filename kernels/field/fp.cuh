@@ -42,7 +42,8 @@ inline u32 __umulhi_portable(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
 #else
 #define DEVICE __device__ __forceinline__
 // Curve operations are kept out of line: inlined, their unrolled field products multiply the
-// code size (and NVRTC's compile time) by every call site, for a call's small cost.
+// code size (and NVRTC's compile time) by every place that uses them; out of line they cost a
+// jump and a return.
 #define NOINLINE __device__ __noinline__
 namespace ptx {
 DEVICE u32 add_cc(u32 a, u32 b) { u32 r; asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
@@ -94,8 +95,9 @@ template <class P>
 struct Fp {
   enum { N = P::N };
   // Whether the MSM's accumulation inlines its mixed addition over this field (see
-  // Xyzz::add_affine_hot): yes, since an Fq product is small enough that a call, which would
-  // round-trip the sum through the stack on every point, costs more than the larger body.
+  // Xyzz::add_affine_hot): yes, since an Fq product is small enough that going out of line,
+  // which would round-trip the sum through the stack on every point, costs more than the
+  // larger body.
   static constexpr bool HOT_INLINE = true;
   u32 l[N];
 
@@ -176,6 +178,27 @@ struct Fp {
     }
   }
 
+  // t >>= 32 on the running value t = z + E + O·2^32 once a row has cleared its low limb e_0:
+  // O becomes the new E; E_1 becomes z, and E_2..E_N the new O.
+  DEVICE static void shift_limb(u32 e[N + 1], u32 o[N], u32& z) {
+    z = e[1];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+      const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+      e[j] = o[j];
+      o[j] = hi;
+    }
+    e[N] = 0;
+  }
+
+  // t = z + E + O·2^32 as N limbs, for a value below 2^(32N) (then O_{N−1} = 0 and nothing
+  // carries out).
+  DEVICE static void merge(u32 t[N], const u32 e[N + 1], const u32 o[N], u32 z) {
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+  }
+
   // CIOS with the running value split in two: t = z + E + O·2^32, E of N+1 limbs, O of N, z
   // one limb. Each row adds a·b_i and m·p (m = t_0·(−p⁻¹), which clears t's low limb), the
   // even limbs of a and p into E and the odd ones into O (`mad_pairs`): independent carry
@@ -207,21 +230,11 @@ struct Fp {
       mad_pairs(e, pm, 0, m, false);
       e[N] = ptx::addc(e[N], 0);
       mad_pairs(o, pm, 1, m, false);
-      // t >>= 32 (e_0 is now 0).
-      z = e[1];
-#pragma unroll
-      for (int j = 0; j < N; j++) {
-        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
-        e[j] = o[j];
-        o[j] = hi;
-      }
-      e[N] = 0;
+      shift_limb(e, o, z);  // e_0 is now 0
     }
-    // t = z + E + O·2^32 < 2p < 2^(32N), so O_{N−1} = 0 and the merge carries nothing out.
+    // t = z + E + O·2^32 < 2p < 2^(32N): O_{N−1} = 0 and the merge carries nothing out.
     u32 t[N];
-    t[0] = ptx::add_cc(e[0], z);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    merge(t, e, o, z);
     return reduce_once(t);
   }
 
@@ -247,19 +260,10 @@ struct Fp {
       mad_pairs(o, pm, 1, m, true);
       mad_pairs(e, pm, 0, m, false);
       e[N] = ptx::addc(e[N], 0);
-      z = e[1];
-#pragma unroll
-      for (int j = 0; j < N; j++) {
-        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
-        e[j] = o[j];
-        o[j] = hi;
-      }
-      e[N] = 0;
+      shift_limb(e, o, z);
     }
     u32 t[N];
-    t[0] = ptx::add_cc(e[0], z);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    merge(t, e, o, z);
     t[0] = ptx::add_cc(t[0], s[N]);
 #pragma unroll
     for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);

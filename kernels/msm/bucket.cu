@@ -113,7 +113,7 @@ DEVICE void accumulate(const Affine<F>* __restrict__ bases, const u32* __restric
 // The big buckets' plan, on the device (one block of 1024 threads): bucket j of the list gets
 // table[j] = (key, first piece, pieces) and pieces[first + k] = (start, length) of its k-th
 // piece of at most `piece` entries; counters[0] = the number of pieces. A block-wide scan per
-// chunk of 1024 buckets numbers the pieces.
+// chunk of 1024 buckets (`util/scan.cu`) numbers the pieces.
 extern "C" __global__ void __launch_bounds__(1024) msm_big_plan(const BigBucket* big_list, const u32* big_count,
                                                                 u32 piece, u32* table, u32* pieces, u32* counters) {
   __shared__ u32 buf[2][1024];
@@ -123,15 +123,7 @@ extern "C" __global__ void __launch_bounds__(1024) msm_big_plan(const BigBucket*
     const u32 j = chunk + t;
     const BigBucket b = j < nbig ? big_list[j] : BigBucket{0, 0, 0};
     const u32 np = (b.count + piece - 1) / piece;
-    buf[0][t] = np;
-    __syncthreads();
-    int cur = 0;
-    for (u32 d = 1; d < 1024; d <<= 1) {
-      const u32 v = buf[cur][t] + (t >= d ? buf[cur][t - d] : 0);
-      buf[cur ^ 1][t] = v;
-      cur ^= 1;
-      __syncthreads();
-    }
+    const int cur = block_scan_1024(buf, t, np);
     const u32 first = base_piece + buf[cur][t] - np;
     if (j < nbig) {
       table[3 * j] = b.key;

@@ -35,7 +35,7 @@ DEVICE bool is_plain_one(const Fr& s) {
   return acc == 0;
 }
 
-// Calls emit(bucket_key, entry, negative) for each nonzero signed digit of the plain scalar s
+// Runs emit(bucket_key, entry, negative) for each nonzero signed digit of the plain scalar s
 // of point i: windowed layout (stride 0): key w·B + |d| − 1, entry i; shared layout (stride =
 // the table's points per window): key |d| − 1, entry w·stride + i.
 template <class Emit>

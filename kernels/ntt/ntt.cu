@@ -43,13 +43,18 @@
 // roots[j] = ω_(2^NTT_ROOTS_LOG)^j for j < 2^(NTT_ROOTS_LOG − 1): a pass has at most 10 stages.
 #define NTT_ROOTS_LOG 10
 
-DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) { return hi[i >> NTT_SPLIT] * lo[i & ((1u << NTT_SPLIT) - 1)]; }
+// hi[i >> 12]·lo[i & 4095]: a power from two small tables.
+DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) {
+  return hi[i >> NTT_SPLIT] * lo[i & ((1u << NTT_SPLIT) - 1)];
+}
 
 // The low `bits` bits of x, reversed (bits = 0 gives 0).
 DEVICE u32 bit_reverse(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (32 - bits); }
 
 // ω^e, e < n, from the half table tw[e] = ω^e, e < half = n/2 (ω^(e+n/2) = −ω^e): one read.
-DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, u32 e, u32 half) { return e < half ? tw[e] : tw[e - half].neg(); }
+DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, u32 e, u32 half) {
+  return e < half ? tw[e] : tw[e - half].neg();
+}
 
 // tw[e] = hi[e >> 12]·lo[e & 4095] for e < count: the twiddle table of one domain.
 extern "C" __global__ void ntt_twiddles(Fr* tw, const Fr* hi, const Fr* lo, u32 count) {

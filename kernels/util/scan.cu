@@ -1,12 +1,10 @@
 // Exclusive prefix sum of u32 words on the device, in place: 1024-element blocks scanned in
 // shared memory, their totals scanned the same way (the host recurses) and added back.
 
-// Exclusive prefix sum of 1024-element blocks in place (blockDim = 1024); each block's total
-// goes to block_sums (the host scans those and adds them back with scan_add).
-extern "C" __global__ void scan_blocks(u32* data, u32 n, u32* block_sums) {
-  __shared__ u32 buf[2][1024];
-  const u32 t = threadIdx.x, i = blockIdx.x * 1024 + t;
-  const u32 x = i < n ? data[i] : 0;
+// The inclusive prefix sums, over a block of 1024 threads, of each thread's x: doubling steps
+// in `buf`, two rows of 1024 words in shared memory. Returns the row that holds them (thread
+// t's sum is buf[row][t]); the block's total is buf[row][1023].
+DEVICE int block_scan_1024(u32 (*buf)[1024], u32 t, u32 x) {
   buf[0][t] = x;
   __syncthreads();
   int cur = 0;
@@ -16,7 +14,16 @@ extern "C" __global__ void scan_blocks(u32* data, u32 n, u32* block_sums) {
     cur ^= 1;
     __syncthreads();
   }
-  const u32 inclusive = buf[cur][t];
+  return cur;
+}
+
+// Exclusive prefix sum of 1024-element blocks in place (blockDim = 1024); each block's total
+// goes to block_sums (the host scans those and adds them back with scan_add).
+extern "C" __global__ void scan_blocks(u32* data, u32 n, u32* block_sums) {
+  __shared__ u32 buf[2][1024];
+  const u32 t = threadIdx.x, i = blockIdx.x * 1024 + t;
+  const u32 x = i < n ? data[i] : 0;
+  const u32 inclusive = buf[block_scan_1024(buf, t, x)][t];
   if (i < n) data[i] = inclusive - x;
   if (t == 1023) block_sums[blockIdx.x] = inclusive;
 }

@@ -1,3 +1,3 @@
-//! Helpers shared by this crate's tests.
+//! Code shared by this crate's tests.
 
 pub mod cxx;
