@@ -28,7 +28,7 @@ pub struct CudaOptions {
     /// compiles with NVRTC (about a minute a program).
     pub cache_dir: Option<PathBuf>,
     /// Whether MSMs send scalars equal to 1 to a batch addition instead of Pippenger (a
-    /// witness of a hash circuit is mostly bits; docs/perf/cuda.md, "The 0/1 split").
+    /// witness of a hash circuit is mostly bits; docs/perf/cuda.md: the 0/1 split.
     pub ones_split: bool,
     /// Overrides of the MSM's window and shifted-bases planning.
     pub msm: MsmTuning,
@@ -42,11 +42,24 @@ impl Default for CudaOptions {
 
 pub struct CudaBackend {
     id: BackendId,
-    /// Boxed: the device is large and `AnyBackend`'s variants should stay alike in size.
-    device: Box<CudaDevice>,
+    /// Boxed: the device and its layers take several hundred bytes, and `AnyBackend`'s
+    /// variants should stay alike in size.
+    layers: Box<Layers>,
+}
+
+/// The device and the layers above it, each owning its own state.
+struct Layers {
+    device: CudaDevice,
     staging: Staging,
     ntt: Ntt,
     msm: Msm,
+}
+
+impl Layers {
+    /// The device and its staging, which the MSM uses both of.
+    fn io(&self) -> (&CudaDevice, &Staging) {
+        (&self.device, &self.staging)
+    }
 }
 
 /// How many CUDA devices can be opened (0 where CUDA is unavailable).
@@ -59,21 +72,17 @@ impl CudaBackend {
     /// cache) is part of opening.
     pub fn open(options: &CudaOptions) -> Result<CudaBackend, BackendError> {
         let device = CudaDevice::open(options.ordinal, options.cache_dir.as_deref()).map_err(|e| e.at_open())?;
-        Ok(CudaBackend {
-            id: BackendId::fresh(),
-            device: Box::new(device),
-            staging: Staging::new(),
-            ntt: Ntt::new(),
-            msm: Msm::new(options.msm, options.ones_split),
-        })
+        let layers =
+            Layers { device, staging: Staging::new(), ntt: Ntt::new(), msm: Msm::new(options.msm, options.ones_split) };
+        Ok(CudaBackend { id: BackendId::fresh(), layers: Box::new(layers) })
     }
 
     /// Turns the MSM's 0/1 split on or off on an open device (to measure it, or to test both).
     pub fn set_ones_split(&self, on: bool) {
-        self.msm.set_ones_split(on);
+        self.layers.msm.set_ones_split(on);
     }
     pub fn ones_split(&self) -> bool {
-        self.msm.ones_split()
+        self.layers.msm.ones_split()
     }
 
     fn wrap<T: Element, S: Send + Sync + 'static>(&self, len: usize, storage: S) -> DeviceBuffer<T> {
@@ -110,7 +119,7 @@ impl Backend for CudaBackend {
     }
 
     fn info(&self) -> BackendInfo {
-        let i = self.device.info();
+        let i = self.layers.device.info();
         BackendInfo {
             kind: BackendKind::Cuda,
             device: i.name.clone(),
@@ -126,46 +135,46 @@ impl Backend for CudaBackend {
     }
 
     fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(host.len(), self.staging.upload_fr(&self.device, host, current_span())?))
+        Ok(self.wrap(host.len(), self.layers.staging.upload_fr(&self.layers.device, host, current_span())?))
     }
 
     fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(len, FrBuffer::zeros(&self.device, len)?))
+        Ok(self.wrap(len, FrBuffer::zeros(&self.layers.device, len)?))
     }
 
     fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError> {
-        Ok(self.staging.download_fr(&self.device, self.fr(buf)?)?)
+        Ok(self.layers.staging.download_fr(&self.layers.device, self.fr(buf)?)?)
     }
 
     fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.msm.upload(&self.device, &self.staging, &G1, host)?))
+        Ok(self.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G1, host)?))
     }
 
     fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.msm.upload(&self.device, &self.staging, &G2, host)?))
+        Ok(self.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G2, host)?))
     }
 
     fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
         let parent = current_span();
         let buf = self.fr_mut(buf)?;
         check_ntt_len(buf.len, MAX_NTT_LOG2)?;
-        Ok(self.ntt.run(&self.device, buf, kind, parent)?)
+        Ok(self.layers.ntt.run(&self.layers.device, buf, kind, parent)?)
     }
 
     fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
         let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
         check_same_len("mul_assign", a.len, b.len)?;
-        Ok(pointwise(&self.device, a, Pointwise::Mul(b), current_span())?)
+        Ok(pointwise(&self.layers.device, a, Pointwise::Mul(b), current_span())?)
     }
 
     fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
         let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
         check_same_len("sub_assign", a.len, b.len)?;
-        Ok(pointwise(&self.device, a, Pointwise::Sub(b), current_span())?)
+        Ok(pointwise(&self.layers.device, a, Pointwise::Sub(b), current_span())?)
     }
 
     fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
-        Ok(pointwise(&self.device, self.fr_mut(a)?, Pointwise::Scale(c), current_span())?)
+        Ok(pointwise(&self.layers.device, self.fr_mut(a)?, Pointwise::Scale(c), current_span())?)
     }
 
     fn quotient(
@@ -178,27 +187,27 @@ impl Backend for CudaBackend {
         let (a, b, c) = (self.fr_mut(a)?, self.fr(b)?, self.fr(c)?);
         check_same_len("quotient", a.len, b.len)?;
         check_same_len("quotient", a.len, c.len)?;
-        Ok(pointwise(&self.device, a, Pointwise::Quotient(b, c, z_inv), current_span())?)
+        Ok(pointwise(&self.layers.device, a, Pointwise::Quotient(b, c, z_inv), current_span())?)
     }
 
     fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {
         let bases = bases.storage::<G1Buffer>(self.id)?;
         let scalars = self.scalars("msm_g1", bases.len, &scalars)?;
-        Ok(self.msm.run((&self.device, &self.staging), &G1, bases, scalars, current_span())?)
+        Ok(self.layers.msm.run(self.layers.io(), &G1, bases, scalars, current_span())?)
     }
 
     fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError> {
         let bases = bases.storage::<G2Buffer>(self.id)?;
         let scalars = self.scalars("msm_g2", bases.len, &scalars)?;
-        Ok(self.msm.run((&self.device, &self.staging), &G2, bases, scalars, current_span())?)
+        Ok(self.layers.msm.run(self.layers.io(), &G2, bases, scalars, current_span())?)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {
-        Ok(self.device.synchronize()?)
+        Ok(self.layers.device.synchronize()?)
     }
 
     fn drain_device_spans(&self) -> Vec<DeviceSpan> {
         // A failure to read event times loses the spans, not the proof: the trait returns spans only.
-        self.device.drain_spans().unwrap_or_default()
+        self.layers.device.drain_spans().unwrap_or_default()
     }
 }

@@ -26,12 +26,12 @@ use crate::staging::Staging;
 use phases::Phases;
 
 /// The windowed layout's widest window: at 2^24 points c = 16 beat every width from 13 to 20
-/// (docs/perf/cuda.md, "Window").
+/// (docs/perf/cuda.md: windowed layout's width).
 const MAX_WINDOW: u32 = 16;
 /// A bucket's weight in mixed additions, for choosing the shifted bases' width and the layout
 /// of an MSM: about three for the reduction (two XYZZ additions, each ~1.4 mixed ones). The
 /// reduction measured more, but the choices this weight makes at 2^20–2^22 are the measured
-/// best (docs/perf/cuda.md, "Shifted bases").
+/// best (docs/perf/cuda.md: a bucket's weight in the planner).
 const PER_BUCKET: u64 = 3;
 /// Points summed per block by the big-bucket path.
 const BIG_PIECE: usize = 4096;
@@ -177,8 +177,7 @@ impl Msm {
     /// Uploads bases, and makes their shifted multiples where the MSM gains from them.
     pub fn upload<C: SWCurveConfig>(
         &self,
-        dev: &CudaDevice,
-        staging: &Staging,
+        (dev, staging): (&CudaDevice, &Staging),
         curve: &Curve<C>,
         host: &[Affine<C>],
     ) -> Result<Bases<C>, CudaError> {

@@ -47,7 +47,7 @@ impl Staging {
     ///
     /// The copies go on the copy stream: on the compute stream they would queue behind every
     /// kernel already there, and under the engine's `split` lock one worker's staging would wait
-    /// for the other's MSMs (docs/perf/cuda.md, "Staging"). The compute stream is made to wait
+    /// for the other's MSMs (docs/perf/cuda.md: uploads). The compute stream is made to wait
     /// for the last copy before anything queued on it after this returns.
     pub fn upload_items<T: Sync>(
         &self,
@@ -90,7 +90,7 @@ impl Staging {
     /// of at least `len · per` words) and converts each. Always through the pinned download
     /// slot: a copy into pageable memory returns only once the copy is done, and while this
     /// thread waited in it for the kernels queued before it, another worker's uploads were seen
-    /// to wait too (docs/perf/cuda.md, "Staging").
+    /// to wait too (docs/perf/cuda.md: downloads).
     pub fn download_items<T: Send>(
         &self,
         dev: &CudaDevice,
@@ -164,7 +164,7 @@ fn copy_chunks<T: Sync>(
         let words = chunk.len() * per;
         let host = slot.host.as_mut_slice().map_err(during("mapping pinned memory"))?;
         // On rayon's pool: converting on this thread alone measured slower under load
-        // (docs/perf/cuda.md, "Staging").
+        // (docs/perf/engine.md: tried and not kept).
         host[..words].par_chunks_mut(per).zip(chunk.par_iter()).for_each(|(out, item)| convert(item, out));
         let offset = (i * chunk_items * per * 4) as u64;
         // SAFETY: the destination range lies inside `dst` (offset + words ≤ its length) and

@@ -2,14 +2,15 @@
 //
 // The product and the square are out-of-line free functions taking their operands by value, so
 // ptxas passes them in registers; as member functions taking references they went through the
-// stack (docs/perf/cuda.md, "Fq2"). The product reduces lazily: two Montgomery reductions
-// instead of three (see fq2_mul_body).
+// stack (docs/perf/cuda.md: Fq2 product and square). The product reduces lazily: two
+// Montgomery reductions instead of three (see fq2_mul_body).
 #pragma once
 
 struct Fq2 {
   Fq c0, c1;
   // Whether the MSM's accumulation inlines its mixed addition over Fq2 (see
-  // Xyzz::add_affine_hot): no; inlined, G2's larger body measured slower (docs/perf/cuda.md).
+  // Xyzz::add_affine_hot): no; inlined, G2's larger body measured slower (docs/perf/cuda.md:
+  // mixed addition in the accumulation).
   static constexpr bool HOT_INLINE = false;
   DEVICE static Fq2 zero() { Fq2 r; r.c0 = Fq::zero(); r.c1 = Fq::zero(); return r; }
   DEVICE static Fq2 one() { Fq2 r; r.c0 = Fq::one(); r.c1 = Fq::zero(); return r; }

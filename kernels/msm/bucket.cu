@@ -26,7 +26,7 @@ struct BigBucket {
 // The accumulation of G2 copies each next base into shared memory asynchronously (cp.async,
 // sm_80 and later) while the current addition runs; G1's loads each base when its addition
 // starts (the entry index one addition ahead). Prefetching helped G2 and slowed G1
-// (docs/perf/cuda.md, "Prefetch").
+// (docs/perf/cuda.md: base prefetch into shared memory).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define MSM_CP_ASYNC 1
 #else
@@ -283,7 +283,7 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
 // Blocks of MSM_ACC_THREADS an SM that the accumulation's register budget must allow. G1: 3
 // (168 registers, 12 warps an SM, no spills), which measured faster than 4 (128 registers and
 // spills). G2: 1 (up to 255 registers), faster than 3 (168 registers, stack and spills).
-// docs/perf/cuda.md, "Accumulation".
+// docs/perf/cuda.md: accumulation's blocks an SM.
 #define MSM_ACC_MIN_BLOCKS_G1 3
 #define MSM_ACC_MIN_BLOCKS_G2 1
 

@@ -2,7 +2,7 @@
 // table[w·len + i] = 2^(c·w)·P_i for every window w, affine. Digit d of window w then adds
 // ±table[w·len + i] to bucket |d| of ONE set: B buckets in all instead of W·B, so c can be wider
 // (fewer windows, fewer additions) while the bucket reduction stays small, at W times the
-// bases' memory (docs/perf/cuda.md, "Shifted bases").
+// bases' memory (docs/perf/cuda.md: shifted bases).
 
 // The shifted bases of the shared layout, for the points [first, first + count):
 // table[w·len + i] = 2^(c·w)·P_i (affine; window 0 is P_i itself). Thread t doubles its point

@@ -101,7 +101,7 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
 
 // Stages per round: the block has NTT_BLOCK_ELEMS >> NTT_LOG_RADIX threads, so fewer registers
 // a thread buy more resident warps, to hide the latency of the products' carry chains (radix 4
-// at 256 threads against radix 8 and 2: docs/perf/cuda.md, "NTT").
+// at 256 threads against radix 8 and 2; docs/perf/cuda.md: NTT pass kernel).
 #define NTT_LOG_RADIX 2
 
 // One pass: stages s0+1 … s0+k of an NTT of 2^log_n elements, block = 2^log_cols columns,
