@@ -17,7 +17,8 @@ g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&opti
 
 use ark_ec::VariableBaseMSM;
 use ark_ff::{One, UniformRand};
-use g16_core::backend::conformance::open_or_skip;
+use g16_core::backend::conformance::{self, open_or_skip};
+use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{Backend, NttKind, Scalars};
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
@@ -122,4 +123,17 @@ fn msm_phases_are_timed_inside_their_host_span() {
         );
         assert!(s.end_ns > s.start_ns, "{phase} has length: {s:?}");
     }
+}
+
+/// The MSM checks of the shared suite with shifted bases for vectors from 2^8 points, so that
+/// every scalar edge case and sub-ranges of the scalars run through the shared bucket layout at
+/// CI sizes too (with the defaults only vectors of 2^18 points and more get them).
+#[test]
+fn msms_through_shifted_bases_agree_with_arkworks() {
+    let tables = MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() };
+    let opened = CudaBackend::open(&CudaOptions { msm: tables, ..options() });
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", opened) else { return };
+    conformance::msm_g1_matches_arkworks(&b, &sizes());
+    conformance::msm_g2_matches_arkworks(&b, &sizes());
+    conformance::msm_ranges_and_errors(&b);
 }
