@@ -85,9 +85,11 @@ pub fn programs() -> Vec<Program> {
     ]
 }
 
-/// Parts concatenated into one translation unit.
+/// Parts concatenated into one translation unit, each behind a `#line` directive, so that a
+/// compiler's messages name the part and its own line (the machine code is the same without).
 pub fn unit(parts: &[Part]) -> String {
-    parts.iter().map(|p| p.text.replace("#pragma once", "")).collect::<Vec<_>>().join("\n")
+    let part = |p: &Part| format!("#line 1 \"kernels/{}\"\n{}", p.path, p.text.replace("#pragma once", ""));
+    parts.iter().map(part).collect::<Vec<_>>().join("\n")
 }
 
 /// The field and curve headers alone, for the host-emulation arithmetic tests.
