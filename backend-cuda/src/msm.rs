@@ -188,7 +188,7 @@ impl Msm {
         Ok(Bases { data, len: host.len(), table, _curve: PhantomData })
     }
 
-    /// Σ scalars[i]·bases[i] (at least as many bases as scalars: checked by the caller).
+    /// `Σ scalars[i]·bases[i]` (at least as many bases as scalars: checked by the caller).
     pub fn run<C: SWCurveConfig>(
         &self,
         (dev, staging): (&CudaDevice, &Staging),

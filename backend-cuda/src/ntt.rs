@@ -24,7 +24,7 @@ use crate::error::CudaError;
 /// Fr's two-adicity bounds the NTT length; 32-bit indices bound it too.
 pub(crate) const MAX_NTT_LOG2: u32 = if Fr::TWO_ADICITY < 31 { Fr::TWO_ADICITY } else { 31 };
 
-/// Split tables: power(i) = hi[i >> 12]·lo[i & 4095] (`NTT_SPLIT` in ntt.cu).
+/// Split tables: `power(i) = hi[i >> 12]·lo[i & 4095]` (`NTT_SPLIT` in ntt.cu).
 const SPLIT: u32 = 12;
 
 /// Elements per block (`NTT_BLOCK_ELEMS` in ntt.cu).
@@ -62,7 +62,8 @@ fn words(values: &[Fr]) -> Vec<u32> {
     w
 }
 
-/// (hi, lo) with hi[j] = scale·base^(4096·j) for j < max(1, n/4096), lo[i] = base^i for i < min(n, 4096).
+/// (hi, lo) with `hi[j] = scale·base^(4096·j)` for j < max(1, n/4096), `lo[i] = base^i` for
+/// i < min(n, 4096).
 fn split_table(base: Fr, scale: Fr, n: usize) -> (Vec<Fr>, Vec<Fr>) {
     let lo_len = n.min(1 << SPLIT);
     let hi_len = (n >> SPLIT).max(1);
@@ -275,13 +276,13 @@ impl Ntt {
 
 /// A pointwise operation on an Fr vector `a` (operands of its length: checked by the caller).
 pub(crate) enum Pointwise<'a> {
-    /// a[i] *= b[i]
+    /// `a[i] *= b[i]`
     Mul(&'a FrBuffer),
-    /// a[i] -= b[i]
+    /// `a[i] -= b[i]`
     Sub(&'a FrBuffer),
-    /// a[i] *= c
+    /// `a[i] *= c`
     Scale(Fr),
-    /// a[i] = (a[i]·b[i] − c[i])·z_inv, in one pass.
+    /// `a[i] = (a[i]·b[i] − c[i])·z_inv`, in one pass.
     Quotient(&'a FrBuffer, &'a FrBuffer, Fr),
 }
 
