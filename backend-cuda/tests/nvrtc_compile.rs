@@ -1,5 +1,5 @@
 //! Every kernel program compiles with NVRTC for the architectures g16 supports (A100 sm_80,
-//! L4/Ada sm_89, H100/H200 sm_90), and each CUBIN defines every kernel the engine loads.
+//! L4/Ada sm_89, H100/H200 sm_90), and each CUBIN defines every kernel the backend loads.
 //! Needs NVRTC only, no GPU: this is the CUDA check CI runs. Without NVRTC it says so loudly
 //! and passes, unless `G16_REQUIRE_NVRTC=1`, which makes that a failure.
 
