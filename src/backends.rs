@@ -74,7 +74,10 @@ pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> Re
     match kind {
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         #[cfg(feature = "cuda")]
-        BackendKind::Cuda => Ok(AnyBackend::Cuda(g16_cuda::CudaBackend::open(ordinal)?)),
+        BackendKind::Cuda => {
+            let options = g16_cuda::CudaOptions { ordinal, ..Default::default() };
+            Ok(AnyBackend::Cuda(g16_cuda::CudaBackend::open(&options)?))
+        }
         #[cfg(not(feature = "cuda"))]
         BackendKind::Cuda => Err(not_built(kind)),
         #[cfg(feature = "wgpu")]

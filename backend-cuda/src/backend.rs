@@ -1,37 +1,64 @@
-//! The [`Backend`] trait on the CUDA device: buffers live inside [`DeviceBuffer`]'s
-//! type-erased storage, errors become [`BackendError`]s, and every operation carries the
-//! timeline's current span, so each device span comes back parented to the host span that
-//! queued it.
+//! The [`Backend`] trait on a CUDA device: [`CudaBackend`] owns the device and the layers above
+//! it (staging, NTT, MSM) and holds each buffer inside [`DeviceBuffer`]'s type-erased storage;
+//! every operation carries the timeline's current span, so each device span comes back
+//! parented to the host span that queued it.
 
+use std::path::PathBuf;
+
+use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{
-    Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, Element, G1Bases, G2Bases, NttKind,
-    ScalarBuffer, Scalars,
+    check_msm, check_ntt_len, check_same_len, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer,
+    Element, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars,
 };
-use g16_core::timeline::{current_span, now_ns, DeviceSpan};
+use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
-use crate::device::{CudaDevice, FrBuffer, G1Buffer, G2Buffer};
-use crate::error::CudaError;
-use crate::msm::ScalarsRef;
+use crate::buffers::{FrBuffer, G1Buffer, G2Buffer};
+use crate::device::CudaDevice;
+use crate::msm::{Msm, ScalarsRef, G1, G2};
+use crate::ntt::{pointwise, Ntt, Pointwise, MAX_NTT_LOG2};
+use crate::staging::Staging;
+
+/// How to open a CUDA device: read once, at [`CudaBackend::open`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CudaOptions {
+    /// Which device (`cuda:N`).
+    pub ordinal: usize,
+    /// Where compiled kernels (CUBIN) are cached; `None`: no on-disk cache, every open
+    /// compiles with NVRTC (about a minute a program).
+    pub cache_dir: Option<PathBuf>,
+    /// Whether MSMs send scalars equal to 1 to a batch addition instead of Pippenger (a
+    /// witness of a hash circuit is mostly bits; docs/perf/cuda.md: the 0/1 split.
+    pub ones_split: bool,
+    /// Overrides of the MSM's window and shifted-bases planning.
+    pub msm: MsmTuning,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions { ordinal: 0, cache_dir: None, ones_split: true, msm: MsmTuning::default() }
+    }
+}
 
 pub struct CudaBackend {
     id: BackendId,
-    /// Boxed: the engine is large and `AnyBackend`'s variants should stay alike in size.
-    device: Box<CudaDevice>,
-    /// The device's name on the timeline: one trace lane per device (`cuda:0`).
-    lane: String,
+    /// Boxed: the device and its layers take several hundred bytes, and `AnyBackend`'s
+    /// variants should stay alike in size.
+    layers: Box<Layers>,
 }
 
-fn map_err(e: CudaError) -> BackendError {
-    match e {
-        CudaError::Unavailable(reason) => BackendError::Unavailable { backend: BackendKind::Cuda, reason },
-        CudaError::OutOfMemory { what, requested, available } => {
-            BackendError::OutOfMemory { what, requested, available }
-        }
-        CudaError::LengthMismatch { op, expected, got } => BackendError::LengthMismatch { op, expected, got },
-        CudaError::OutOfRange { op, start, end, len } => BackendError::OutOfRange { op, start, end, len },
-        CudaError::NttSize { len, max_log2 } => BackendError::NttSize { len, max_log2 },
-        other @ (CudaError::Compile { .. } | CudaError::Driver { .. }) => BackendError::Device(other.to_string()),
+/// The device and the layers above it, each owning its own state.
+struct Layers {
+    device: CudaDevice,
+    staging: Staging,
+    ntt: Ntt,
+    msm: Msm,
+}
+
+impl Layers {
+    /// The device and its staging, which the MSM uses both of.
+    fn io(&self) -> (&CudaDevice, &Staging) {
+        (&self.device, &self.staging)
     }
 }
 
@@ -41,20 +68,21 @@ pub fn device_count() -> usize {
 }
 
 impl CudaBackend {
-    pub fn open(ordinal: usize) -> Result<CudaBackend, BackendError> {
-        let device = CudaDevice::open(ordinal, now_ns).map_err(|e| match e {
-            // A kernel that does not compile or load makes the backend unusable here: say why.
-            CudaError::Compile { .. } | CudaError::Driver { .. } => {
-                BackendError::Unavailable { backend: BackendKind::Cuda, reason: e.to_string() }
-            }
-            other => map_err(other),
-        })?;
-        Ok(CudaBackend { id: BackendId::fresh(), device: Box::new(device), lane: format!("cuda:{ordinal}") })
+    /// Opens the device `options.ordinal`; compiling its kernels (or loading them from the
+    /// cache) is part of opening.
+    pub fn open(options: &CudaOptions) -> Result<CudaBackend, BackendError> {
+        let device = CudaDevice::open(options.ordinal, options.cache_dir.as_deref()).map_err(|e| e.at_open())?;
+        let layers =
+            Layers { device, staging: Staging::new(), ntt: Ntt::new(), msm: Msm::new(options.msm, options.ones_split) };
+        Ok(CudaBackend { id: BackendId::fresh(), layers: Box::new(layers) })
     }
 
-    /// The engine, for what the trait does not cover (the 0/1 split switch, its info).
-    pub fn engine(&self) -> &CudaDevice {
-        &self.device
+    /// Turns the MSM's 0/1 split on or off on an open device (to measure it, or to test both).
+    pub fn set_ones_split(&self, on: bool) {
+        self.layers.msm.set_ones_split(on);
+    }
+    pub fn ones_split(&self) -> bool {
+        self.layers.msm.ones_split()
     }
 
     fn wrap<T: Element, S: Send + Sync + 'static>(&self, len: usize, storage: S) -> DeviceBuffer<T> {
@@ -68,13 +96,21 @@ impl CudaBackend {
     fn fr_mut<'a>(&self, buf: &'a mut ScalarBuffer) -> Result<&'a mut FrBuffer, BackendError> {
         buf.storage_mut::<FrBuffer>(self.id)
     }
-}
 
-fn scalars_ref<'a>(backend: &CudaBackend, scalars: &'a Scalars<'a>) -> Result<ScalarsRef<'a>, BackendError> {
-    Ok(match scalars {
-        Scalars::Host(s) => ScalarsRef::Host(s),
-        Scalars::Device(buf, range) => ScalarsRef::Device(backend.fr(buf)?, range),
-    })
+    /// The scalars of an MSM over `bases_len` bases, checked as every backend checks them.
+    fn scalars<'a>(
+        &self,
+        op: &'static str,
+        bases_len: usize,
+        scalars: &'a Scalars<'a>,
+    ) -> Result<ScalarsRef<'a>, BackendError> {
+        let scalars_ref = match scalars {
+            Scalars::Host(s) => ScalarsRef::Host(s),
+            Scalars::Device(buf, range) => ScalarsRef::Device(self.fr(buf)?, range),
+        };
+        check_msm(op, bases_len, scalars)?;
+        Ok(scalars_ref)
+    }
 }
 
 impl Backend for CudaBackend {
@@ -83,58 +119,62 @@ impl Backend for CudaBackend {
     }
 
     fn info(&self) -> BackendInfo {
-        let i = self.device.info();
+        let i = self.layers.device.info();
         BackendInfo {
             kind: BackendKind::Cuda,
             device: i.name.clone(),
             driver: format!("{}, {}", i.driver_version, i.nvrtc_version),
             memory_bytes: Some(i.memory_bytes),
-            max_ntt_log2: <Fr as ark_ff::FftField>::TWO_ADICITY.min(crate::ntt::MAX_NTT_LOG2),
+            max_ntt_log2: MAX_NTT_LOG2,
             capabilities: vec![
                 i.arch.clone(),
                 format!("{} SMs", i.multiprocessors),
-                format!("0/1 split {}", if self.device.ones_split() { "on" } else { "off" }),
+                format!("0/1 split {}", if self.ones_split() { "on" } else { "off" }),
             ],
         }
     }
 
     fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(host.len(), self.device.upload_fr(host, current_span()).map_err(map_err)?))
+        Ok(self.wrap(host.len(), self.layers.staging.upload_fr(&self.layers.device, host, current_span())?))
     }
 
     fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(len, self.device.alloc_fr(len).map_err(map_err)?))
+        Ok(self.wrap(len, FrBuffer::zeros(&self.layers.device, len)?))
     }
 
     fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError> {
-        self.device.download_fr(self.fr(buf)?).map_err(map_err)
+        Ok(self.layers.staging.download_fr(&self.layers.device, self.fr(buf)?)?)
     }
 
     fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.device.upload_g1(host).map_err(map_err)?))
+        Ok(self.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G1, host)?))
     }
 
     fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.device.upload_g2(host).map_err(map_err)?))
+        Ok(self.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G2, host)?))
     }
 
     fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
-        let tag = current_span();
-        self.device.ntt(self.fr_mut(buf)?, kind, tag).map_err(map_err)
+        let parent = current_span();
+        let buf = self.fr_mut(buf)?;
+        check_ntt_len(buf.len, MAX_NTT_LOG2)?;
+        Ok(self.layers.ntt.run(&self.layers.device, buf, kind, parent)?)
     }
 
     fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
-        let b = self.fr(b)?;
-        self.device.mul_assign(self.fr_mut(a)?, b, current_span()).map_err(map_err)
+        let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
+        check_same_len("mul_assign", a.len, b.len)?;
+        Ok(pointwise(&self.layers.device, a, Pointwise::Mul(b), current_span())?)
     }
 
     fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
-        let b = self.fr(b)?;
-        self.device.sub_assign(self.fr_mut(a)?, b, current_span()).map_err(map_err)
+        let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
+        check_same_len("sub_assign", a.len, b.len)?;
+        Ok(pointwise(&self.layers.device, a, Pointwise::Sub(b), current_span())?)
     }
 
     fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
-        self.device.scale(self.fr_mut(a)?, c, current_span()).map_err(map_err)
+        Ok(pointwise(&self.layers.device, self.fr_mut(a)?, Pointwise::Scale(c), current_span())?)
     }
 
     fn quotient(
@@ -144,37 +184,30 @@ impl Backend for CudaBackend {
         c: &ScalarBuffer,
         z_inv: Fr,
     ) -> Result<(), BackendError> {
-        let (b, c) = (self.fr(b)?, self.fr(c)?);
-        self.device.quotient(self.fr_mut(a)?, b, c, z_inv, current_span()).map_err(map_err)
+        let (a, b, c) = (self.fr_mut(a)?, self.fr(b)?, self.fr(c)?);
+        check_same_len("quotient", a.len, b.len)?;
+        check_same_len("quotient", a.len, c.len)?;
+        Ok(pointwise(&self.layers.device, a, Pointwise::Quotient(b, c, z_inv), current_span())?)
     }
 
     fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {
         let bases = bases.storage::<G1Buffer>(self.id)?;
-        self.device.msm_g1(bases, scalars_ref(self, &scalars)?, current_span()).map_err(map_err)
+        let scalars = self.scalars("msm_g1", bases.len, &scalars)?;
+        Ok(self.layers.msm.run(self.layers.io(), &G1, bases, scalars, current_span())?)
     }
 
     fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError> {
         let bases = bases.storage::<G2Buffer>(self.id)?;
-        self.device.msm_g2(bases, scalars_ref(self, &scalars)?, current_span()).map_err(map_err)
+        let scalars = self.scalars("msm_g2", bases.len, &scalars)?;
+        Ok(self.layers.msm.run(self.layers.io(), &G2, bases, scalars, current_span())?)
     }
 
     fn synchronize(&self) -> Result<(), BackendError> {
-        self.device.synchronize().map_err(map_err)
+        Ok(self.layers.device.synchronize()?)
     }
 
     fn drain_device_spans(&self) -> Vec<DeviceSpan> {
         // A failure to read event times loses the spans, not the proof: the trait returns spans only.
-        let spans = self.device.drain_spans().unwrap_or_default();
-        spans
-            .into_iter()
-            .map(|s| DeviceSpan {
-                name: s.name,
-                parent: s.tag,
-                start_ns: s.start_ns,
-                end_ns: s.end_ns,
-                error_bound_ns: s.error_bound_ns,
-                device: self.lane.clone(),
-            })
-            .collect()
+        self.layers.device.drain_spans().unwrap_or_default()
     }
 }

@@ -1,23 +1,110 @@
-//! NVRTC: compiles the kernel programs for one GPU architecture into CUBIN, with an on-disk
-//! cache keyed by the source's hash, the architecture and NVRTC's version (a new driver, a
-//! new NVRTC or an edited kernel each miss the cache; nothing stale is ever loaded).
+//! NVRTC: the kernel programs, compiled for one GPU architecture into CUBIN, with an on-disk
+//! cache keyed by the source's hash, the architecture and NVRTC's version (a new driver, a new
+//! NVRTC or an edited kernel each miss the cache; nothing stale is ever loaded).
+//!
+//! The CUDA C sources (`kernels/`) are embedded, so a binary needs no files beside it. NVRTC
+//! gets no include paths: each program is one translation unit, its parts concatenated in
+//! dependency order.
 
 use std::ffi::{c_char, c_int, CString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cudarc::nvrtc::{result, sys};
 
 use crate::error::CudaError;
-use crate::kernels::Program;
+
+/// One source file of `kernels/`: its path there and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! part {
+    ($path:literal) => {
+        Part { path: $path, text: include_str!(concat!("../../kernels/", $path)) }
+    };
+}
+
+/// The Montgomery field template, Fr and Fq.
+pub const FP: Part = part!("field/fp.cuh");
+pub const FQ2: Part = part!("field/fq2.cuh");
+/// Affine and XYZZ points over Fq (G1) and Fq2 (G2).
+pub const XYZZ: Part = part!("curve/xyzz.cuh");
+/// Twiddle tables and the NTT's pass kernel.
+pub const NTT: Part = part!("ntt/ntt.cu");
+pub const POINTWISE: Part = part!("ntt/pointwise.cu");
+pub const SCAN: Part = part!("util/scan.cu");
+/// The MSM's digits and counting sort.
+pub const SORT: Part = part!("msm/sort.cu");
+/// The MSM's bucket accumulation and reduction.
+pub const BUCKET: Part = part!("msm/bucket.cu");
+/// Shifted bases for the MSM's shared bucket layout.
+pub const TABLE: Part = part!("msm/table.cu");
+
+/// One NVRTC translation unit and the kernels the backend loads from it.
+pub struct Program {
+    pub name: &'static str,
+    pub source: String,
+    pub kernels: &'static [&'static str],
+}
+
+/// The programs: NTT and pointwise over Fr; MSM over G1 and G2.
+pub fn programs() -> Vec<Program> {
+    vec![
+        Program {
+            name: "ntt",
+            source: unit(&[FP, NTT, POINTWISE]),
+            kernels: &["ntt_twiddles", "ntt_radix4_pass", "fr_mul", "fr_sub", "fr_scale", "fr_quotient"],
+        },
+        Program {
+            name: "msm",
+            source: unit(&[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, TABLE]),
+            kernels: &[
+                "msm_count",
+                "msm_scatter",
+                "scan_blocks",
+                "scan_add",
+                "msm_big_plan",
+                "g1_accumulate",
+                "g1_big_pieces",
+                "g1_big_combine",
+                "g1_bucket_reduce",
+                "g1_window_fold",
+                "g1_ones_sum",
+                "g1_shift_bases",
+                "g2_accumulate",
+                "g2_big_pieces",
+                "g2_big_combine",
+                "g2_bucket_reduce",
+                "g2_window_fold",
+                "g2_ones_sum",
+                "g2_shift_bases",
+            ],
+        },
+    ]
+}
+
+/// Parts concatenated into one translation unit, each behind a `#line` directive, so that a
+/// compiler's messages name the part and its own line (the machine code is the same without).
+pub fn unit(parts: &[Part]) -> String {
+    let part = |p: &Part| format!("#line 1 \"kernels/{}\"\n{}", p.path, p.text.replace("#pragma once", ""));
+    parts.iter().map(part).collect::<Vec<_>>().join("\n")
+}
+
+/// The field and curve headers alone, for the host-emulation arithmetic tests.
+pub fn arithmetic_headers() -> String {
+    unit(&[FP, FQ2, XYZZ])
+}
 
 /// Whether libnvrtc can be loaded. cudarc panics on first use of a missing library, so this is
-/// asked before any NVRTC call.
+/// asked before NVRTC is first used.
 pub fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the library under its candidate names; no NVRTC call is made.
+    // SAFETY: only tries to dlopen the library under its candidate names; no NVRTC function runs.
     unsafe { sys::is_culib_present() }
 }
 
-fn require_nvrtc() -> Result<(), CudaError> {
+pub(crate) fn require_nvrtc() -> Result<(), CudaError> {
     if nvrtc_present() {
         Ok(())
     } else {
@@ -44,50 +131,39 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-/// The options every program is compiled with, plus any `-D` definitions in `G16_CUDA_DEFINES`
-/// (whitespace-separated; for kernel experiments such as `-DG16_G2_HOT_INLINE=1`). They are
-/// part of the cache key, so each variant has its own cached CUBIN.
+/// The options every program is compiled with (part of the cache key).
 fn options(arch: &str) -> Vec<String> {
-    let mut opts = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
-    if let Ok(defines) = std::env::var("G16_CUDA_DEFINES") {
-        opts.extend(defines.split_whitespace().filter(|d| d.starts_with("-D")).map(str::to_string));
-    }
-    opts
+    vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()]
 }
 
 /// Compiles `program` for `arch` (`sm_90`, …) to CUBIN; a compile error carries NVRTC's log.
 pub fn compile(program: &Program, arch: &str) -> Result<Vec<u8>, CudaError> {
     require_nvrtc()?;
-    let source = CString::new(program.source.as_bytes()).map_err(|_| CudaError::Compile {
-        program: program.name,
-        arch: arch.into(),
-        log: "NUL byte in source".into(),
-    })?;
+    let compile_error = |log: String| CudaError::Compile { program: program.name, arch: arch.into(), log };
+    let source = CString::new(program.source.as_bytes()).map_err(|_| compile_error("NUL byte in source".into()))?;
     let name = CString::new(format!("{}.cu", program.name)).unwrap_or_default();
     let prog = result::create_program(&source, Some(&name))
         .map_err(|e| CudaError::Unavailable(format!("nvrtcCreateProgram failed: {e:?}")))?;
     let guard = ProgramGuard(prog);
-    // SAFETY: `prog` was just created and is destroyed only by `guard`'s drop, after these calls.
+    // SAFETY: `prog` was just created and is destroyed only by `guard`'s drop, after this use.
     let compiled = unsafe { result::compile_program(guard.0, &options(arch)) };
     if let Err(e) = compiled {
         // SAFETY: as above; the log exists once compilation was attempted.
         let log = unsafe { result::get_program_log(guard.0) }
             .map(|raw| c_chars_to_string(&raw))
             .unwrap_or_else(|_| "(no log)".to_string());
-        return Err(CudaError::Compile { program: program.name, arch: arch.into(), log: format!("{e:?}\n{log}") });
+        return Err(compile_error(format!("{e:?}\n{log}")));
     }
     let mut size = 0usize;
     // SAFETY: the program compiled; `size` is valid for writes.
-    unsafe { sys::nvrtcGetCUBINSize(guard.0, &mut size) }.result().map_err(|e| CudaError::Compile {
-        program: program.name,
-        arch: arch.into(),
-        log: format!("no CUBIN: {e:?}"),
-    })?;
+    unsafe { sys::nvrtcGetCUBINSize(guard.0, &mut size) }
+        .result()
+        .map_err(|e| compile_error(format!("no CUBIN: {e:?}")))?;
     let mut cubin = vec![0u8; size];
     // SAFETY: `cubin` holds exactly the `size` bytes NVRTC reported.
-    unsafe { sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }.result().map_err(|e| {
-        CudaError::Compile { program: program.name, arch: arch.into(), log: format!("no CUBIN: {e:?}") }
-    })?;
+    unsafe { sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(|e| compile_error(format!("no CUBIN: {e:?}")))?;
     Ok(cubin)
 }
 
@@ -106,26 +182,17 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Where compiled kernels are cached: `$G16_CACHE_DIR/cuda`, else `$XDG_CACHE_HOME/g16/cuda`,
-/// else `~/.cache/g16/cuda` (the key cache's convention).
-pub fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("G16_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("g16")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("g16")))?;
-    Some(base.join("cuda"))
-}
-
-/// The cache file for a program, architecture and NVRTC version.
-pub fn cache_path(program: &Program, arch: &str, nvrtc: (i32, i32)) -> Option<PathBuf> {
+/// The cache file in `dir` for a program, architecture and NVRTC version.
+pub fn cache_path(dir: &Path, program: &Program, arch: &str, nvrtc: (i32, i32)) -> PathBuf {
     let key = fnv1a(format!("{}\n{:?}", program.source, options(arch)).as_bytes());
-    Some(cache_dir()?.join(format!("{}-{arch}-nvrtc{}.{}-{key:016x}.cubin", program.name, nvrtc.0, nvrtc.1)))
+    dir.join(format!("{}-{arch}-nvrtc{}.{}-{key:016x}.cubin", program.name, nvrtc.0, nvrtc.1))
 }
 
-/// The CUBIN of `program` for `arch`, from the cache or compiled (and then cached; a cache that
-/// cannot be written only costs the next run a compile).
-pub fn compile_cached(program: &Program, arch: &str) -> Result<Vec<u8>, CudaError> {
-    let path = cache_path(program, arch, nvrtc_version()?);
+/// The CUBIN of `program` for `arch`: from the cache in `cache_dir`, or compiled (and then
+/// cached there; a cache that cannot be written only costs the next run a compile). Without a
+/// directory every open compiles.
+pub fn compile_cached(program: &Program, arch: &str, cache_dir: Option<&Path>) -> Result<Vec<u8>, CudaError> {
+    let path = cache_dir.map(|dir| nvrtc_version().map(|v| cache_path(dir, program, arch, v))).transpose()?;
     if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()).filter(|b| is_elf(b)) {
         return Ok(bytes);
     }

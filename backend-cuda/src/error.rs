@@ -1,7 +1,8 @@
-//! The engine's errors: small and specific, so the adapter in `g16-core` maps each to its
-//! `BackendError` without guessing.
+//! The crate's errors: small and specific, each mapped onto the contract's [`BackendError`]
+//! by `From`.
 
 use cudarc::driver::{result::DriverError, sys::CUresult};
+use g16_core::backend::{BackendError, BackendKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CudaError {
@@ -15,16 +16,12 @@ pub enum CudaError {
     OutOfMemory { what: String, requested: u64, available: u64 },
     #[error("CUDA driver error in {context}: {message}")]
     Driver { context: String, message: String },
-    #[error("{op}: length mismatch: expected {expected}, got {got}")]
-    LengthMismatch { op: &'static str, expected: usize, got: usize },
-    #[error("{op}: range {start}..{end} is outside a buffer of {len} elements")]
-    OutOfRange { op: &'static str, start: usize, end: usize, len: usize },
     #[error("NTT of {len} elements: the length must be a power of two between 2 and 2^{max_log2}")]
     NttSize { len: usize, max_log2: u32 },
 }
 
 impl CudaError {
-    /// A driver error, with what the engine was doing; out-of-memory gets its own variant.
+    /// A driver error, with what the backend was doing; out-of-memory gets its own variant.
     pub(crate) fn driver(context: impl Into<String>, e: DriverError) -> CudaError {
         let context = context.into();
         if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
@@ -32,6 +29,30 @@ impl CudaError {
             return CudaError::OutOfMemory { what: context, requested: 0, available };
         }
         CudaError::Driver { context, message: format!("{:?}", e.0) }
+    }
+
+    /// The error of opening a device: a kernel that does not compile or load makes the backend
+    /// unusable here, so it is reported as unavailable, with the reason.
+    pub(crate) fn at_open(self) -> BackendError {
+        match self {
+            CudaError::Compile { .. } | CudaError::Driver { .. } => {
+                BackendError::Unavailable { backend: BackendKind::Cuda, reason: self.to_string() }
+            }
+            other => other.into(),
+        }
+    }
+}
+
+impl From<CudaError> for BackendError {
+    fn from(e: CudaError) -> BackendError {
+        match e {
+            CudaError::Unavailable(reason) => BackendError::Unavailable { backend: BackendKind::Cuda, reason },
+            CudaError::OutOfMemory { what, requested, available } => {
+                BackendError::OutOfMemory { what, requested, available }
+            }
+            CudaError::NttSize { len, max_log2 } => BackendError::NttSize { len, max_log2 },
+            other @ (CudaError::Compile { .. } | CudaError::Driver { .. }) => BackendError::Device(other.to_string()),
+        }
     }
 }
 

@@ -2,27 +2,32 @@
 //!
 //! Design rules:
 //! - It implements `g16_core`'s `Backend` trait ([`CudaBackend`]) and depends on nothing of
-//!   g16 but that contract.
-//! - libcuda and libnvrtc are loaded at run time and checked before any call; every failure
+//!   g16 but that contract. Its settings are one [`CudaOptions`], read when a device opens;
+//!   it reads no environment.
+//! - libcuda and libnvrtc are loaded at run time and checked before first use; every failure
 //!   (no driver, no device, no NVRTC, a kernel that does not compile, out of memory) is a
 //!   [`CudaError`], never a panic.
-//! - Kernels (`kernels/*.cu`, embedded) are compiled by NVRTC for the device's own
-//!   architecture and cached on disk by source hash, architecture and NVRTC version.
-//! - Data stays on the device between operations; every kernel group is timed by CUDA events
-//!   and reported as a [`SpanRecord`] on the caller's host clock.
+//! - Kernels (`kernels/`, embedded) are compiled by NVRTC for the device's own architecture
+//!   and cached on disk by source hash, architecture and NVRTC version ([`compile`]).
+//! - Layers depend downward only: `backend` → `ntt`, `msm` → `staging` → `buffers` → `device` →
+//!   `compile`, `timing`, `error`. The device holds the device's own state; each layer above
+//!   owns its caches (pinned slots, NTT tables, the MSM's workspace).
+//! - Data stays on the device between operations; every group of launches is timed by CUDA
+//!   events and reported as a `DeviceSpan` on the timeline's host clock.
 
 mod backend;
+mod buffers;
 pub mod compile;
 mod device;
 mod error;
-pub mod kernels;
 mod msm;
 mod ntt;
+mod staging;
 mod timing;
 
-pub use backend::{device_count, CudaBackend};
-pub use device::{driver_present, CudaDevice, DeviceInfo, FrBuffer, G1Buffer, G2Buffer};
+#[cfg(test)]
+#[path = "../tests/common/cxx.rs"]
+mod cxx;
+
+pub use backend::{device_count, CudaBackend, CudaOptions};
 pub use error::CudaError;
-pub use msm::{MsmPlan, ScalarsRef};
-pub use ntt::{plan_passes, MAX_NTT_LOG2};
-pub use timing::{Clock, SpanRecord};

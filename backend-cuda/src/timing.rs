@@ -1,70 +1,60 @@
-//! Device spans: CUDA events recorded around each kernel group, resolved later (never a
-//! synchronising timer), and mapped onto the host clock.
+//! Device spans: CUDA events recorded around each group of launches, resolved later (never a
+//! synchronising timer), and mapped onto the timeline's host clock as
+//! [`DeviceSpan`]s of this device's lane (`cuda:N`).
 //!
-//! The mapping: at a synchronisation point with the stream idle, the host reads its clock
-//! (h0), records an event and waits for it, and reads the clock again (h1). That event
-//! happened within [h0, h1]; its host time is taken as the midpoint, with half the window as
-//! the error bound (plus the events' own 0.5 µs resolution). Each span is timed against the
-//! reference that was current when it was queued, so offsets stay short and non-negative;
-//! a new reference is taken at every drain.
+//! The mapping ([`ClockCalibration`]): at a synchronisation point with the stream idle, the
+//! host reads its clock (h0), records an event and waits for it, and reads the clock again
+//! (h1). That event is device time 0 of a reference, and happened within [h0, h1]; the error
+//! bound is half that window plus the events' own resolution. Each span is timed against the
+//! reference that was current when it was queued, so offsets stay short and non-negative; a
+//! new reference is taken at a drain that finds the device idle.
 
 use std::sync::Arc;
 
 use cudarc::driver::{sys::CUevent_flags, CudaContext, CudaEvent, CudaStream};
+use g16_core::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
 
 use crate::error::{during, CudaError};
 
-/// The host clock the engine maps device time onto (`g16_core::timeline::now_ns`).
-pub type Clock = fn() -> u64;
+/// Half the documented resolution of cuEventElapsedTime (about 0.5 µs), rounded up.
+const EVENT_RESOLUTION_NS: u64 = 500;
 
-/// A span of device work on the host clock, parented by the tag its operation was given.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpanRecord {
-    pub name: String,
-    pub tag: Option<u64>,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub error_bound_ns: u64,
-}
-
+/// A reference event and where it lies on the host clock.
 pub(crate) struct Reference {
     event: CudaEvent,
-    host_ns: u64,
-    error_bound_ns: u64,
+    clock: ClockCalibration,
 }
 
 struct Pending {
     name: String,
-    tag: Option<u64>,
+    parent: Option<SpanId>,
     reference: Arc<Reference>,
     start: CudaEvent,
     end: CudaEvent,
 }
 
-/// Half the documented resolution of cuEventElapsedTime (about 0.5 µs), rounded up.
-const EVENT_RESOLUTION_NS: u64 = 500;
-
 pub(crate) struct Timing {
-    clock: Clock,
+    /// The trace lane of this device's spans.
+    lane: String,
     reference: Option<Arc<Reference>>,
     pending: Vec<Pending>,
-    done: Vec<SpanRecord>,
+    done: Vec<DeviceSpan>,
 }
 
 impl Timing {
-    pub fn new(clock: Clock) -> Self {
-        Timing { clock, reference: None, pending: Vec::new(), done: Vec::new() }
+    pub fn new(lane: String) -> Self {
+        Timing { lane, reference: None, pending: Vec::new(), done: Vec::new() }
     }
 
     /// A fresh reference; the caller has synchronised the stream.
     fn calibrate(&mut self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> Result<Arc<Reference>, CudaError> {
         let event = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(during("creating an event"))?;
-        let h0 = (self.clock)();
+        let h0 = now_ns();
         event.record(stream).map_err(during("recording the reference event"))?;
         event.synchronize().map_err(during("waiting for the reference event"))?;
-        let h1 = (self.clock)();
-        let half = h1.saturating_sub(h0) / 2;
-        let reference = Arc::new(Reference { event, host_ns: h0 + half, error_bound_ns: half + EVENT_RESOLUTION_NS });
+        let mut clock = ClockCalibration::from_window(h0, 0, now_ns());
+        clock.error_bound_ns += EVENT_RESOLUTION_NS;
+        let reference = Arc::new(Reference { event, clock });
         self.reference = Some(reference.clone());
         Ok(reference)
     }
@@ -92,13 +82,13 @@ impl Timing {
         ctx: &Arc<CudaContext>,
         stream: &CudaStream,
         name: &str,
-        tag: Option<u64>,
+        parent: Option<SpanId>,
         begun: (Arc<Reference>, CudaEvent),
     ) -> Result<(), CudaError> {
         let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(during("creating an event"))?;
         end.record(stream).map_err(during("recording a span's end"))?;
         let (reference, start) = begun;
-        self.pending.push(Pending { name: name.to_string(), tag, reference, start, end });
+        self.pending.push(Pending { name: name.to_string(), parent, reference, start, end });
         Ok(())
     }
 
@@ -110,23 +100,23 @@ impl Timing {
         ctx: &Arc<CudaContext>,
         stream: &CudaStream,
         idle: bool,
-    ) -> Result<Vec<SpanRecord>, CudaError> {
+    ) -> Result<Vec<DeviceSpan>, CudaError> {
         let (finished, running): (Vec<Pending>, Vec<Pending>) =
             std::mem::take(&mut self.pending).into_iter().partition(|p| p.end.try_is_complete().unwrap_or(true));
         self.pending = running;
         for p in finished {
-            let offset = |e: &CudaEvent| -> Result<u64, CudaError> {
+            let at = |e: &CudaEvent| -> Result<u64, CudaError> {
                 let ms = p.reference.event.elapsed_ms(e).map_err(during("reading event times"))?;
-                Ok((f64::from(ms.max(0.0)) * 1e6) as u64)
+                Ok(p.reference.clock.to_host_ns((f64::from(ms.max(0.0)) * 1e6) as u64))
             };
-            let start_ns = p.reference.host_ns + offset(&p.start)?;
-            let end_ns = p.reference.host_ns + offset(&p.end)?;
-            self.done.push(SpanRecord {
+            let (start_ns, end_ns) = (at(&p.start)?, at(&p.end)?);
+            self.done.push(DeviceSpan {
                 name: p.name,
-                tag: p.tag,
+                parent: p.parent,
                 start_ns,
                 end_ns: end_ns.max(start_ns),
-                error_bound_ns: p.reference.error_bound_ns,
+                error_bound_ns: p.reference.clock.error_bound_ns,
+                device: self.lane.clone(),
             });
         }
         if idle && self.reference.as_ref().is_some_and(|r| Arc::strong_count(r) == 1) {

@@ -2,22 +2,30 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::CudaBackend;
+use g16_cuda::{CudaBackend, CudaOptions};
 
-g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(0));
+/// The defaults, with the compiled kernels cached beside the build: each test opens its own
+/// device, and only the first compiles.
+fn options() -> CudaOptions {
+    let cache_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-kernels");
+    CudaOptions { cache_dir: Some(cache_dir), ..CudaOptions::default() }
+}
+
+g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options()));
 
 // --- CUDA-specific checks: what the shared suite does not reach --------------------------------
 
 use ark_ec::VariableBaseMSM;
 use ark_ff::{One, UniformRand};
-use g16_core::backend::conformance::open_or_skip;
+use g16_core::backend::conformance::{self, open_or_skip};
+use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{Backend, NttKind, Scalars};
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
 use g16_core::{Fr, G1Projective, G2Projective};
 
 fn cuda() -> Option<CudaBackend> {
-    open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(0))
+    open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options()))
 }
 
 fn large() -> bool {
@@ -42,7 +50,7 @@ fn ones_split_on_and_off_agree_with_arkworks() {
     let (db, dg2, ds) =
         (b.upload_g1_bases(&bases).unwrap(), b.upload_g2_bases(&g2).unwrap(), b.upload_scalars(&scalars).unwrap());
     for split in [true, false] {
-        b.engine().set_ones_split(split);
+        b.set_ones_split(split);
         assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want, "G1, split {split}");
         assert!(b.msm_g2(&dg2, Scalars::Device(&ds, 0..n / 16)).unwrap() == want2, "G2, split {split}");
         // All ones: everything goes through the batch addition (or, split off, one bucket).
@@ -50,7 +58,7 @@ fn ones_split_on_and_off_agree_with_arkworks() {
         let sum: G1Projective = bases.iter().map(|p| G1Projective::from(*p)).sum();
         assert!(b.msm_g1(&db, Scalars::Host(&ones)).unwrap() == sum, "all ones, split {split}");
     }
-    b.engine().set_ones_split(true);
+    b.set_ones_split(true);
 }
 
 #[test]
@@ -115,4 +123,17 @@ fn msm_phases_are_timed_inside_their_host_span() {
         );
         assert!(s.end_ns > s.start_ns, "{phase} has length: {s:?}");
     }
+}
+
+/// The MSM checks of the shared suite with shifted bases for vectors from 2^8 points, so that
+/// every scalar edge case and sub-ranges of the scalars run through the shared bucket layout at
+/// CI sizes too (with the defaults only vectors of 2^18 points and more get them).
+#[test]
+fn msms_through_shifted_bases_agree_with_arkworks() {
+    let tables = MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() };
+    let opened = CudaBackend::open(&CudaOptions { msm: tables, ..options() });
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", opened) else { return };
+    conformance::msm_g1_matches_arkworks(&b, &sizes());
+    conformance::msm_g2_matches_arkworks(&b, &sizes());
+    conformance::msm_ranges_and_errors(&b);
 }

@@ -1,23 +1,24 @@
-//! The kernels' field and curve arithmetic, run on the host: `kernels/ff.cuh` and `ec.cuh` are
-//! compiled by the host's C++ compiler with `G16_HOST_EMULATION` (the PTX carry chain becomes
-//! the same chain with an emulated carry flag) and checked against arkworks on fresh random
-//! values and edge cases. This catches a wrong constant, carry or formula without a GPU; the
-//! GPU suite (`tests/backend_cuda.rs` on a CUDA machine) checks the PTX itself.
+//! The kernels' field and curve arithmetic, run on the host: `kernels/field/` and
+//! `kernels/curve/` are compiled by the host's C++ compiler with `G16_HOST_EMULATION` (the PTX
+//! carry chain becomes the same chain with an emulated carry flag) and checked against arkworks
+//! on fresh random values and edge cases. This catches a wrong constant, carry or formula
+//! without a GPU; the GPU suite (`tests/backend.rs` on a CUDA machine) checks the PTX itself.
 //! Without a C++ compiler it says so loudly and passes, unless `G16_REQUIRE_CXX=1`.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod common;
 
-use ark_bls12_381::{Fq, Fq2, Fr, G1Affine, G1Projective, G2Projective};
+use std::path::PathBuf;
+
+use common::cxx;
+
+use ark_bls12_381::{Fq, Fq2, Fr, G1Projective, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup};
 use ark_ff::{Field, PrimeField, UniformRand, Zero};
 use g16_core::backend::limbs::{
     fq_from_words, fq_to_words, fr_from_words, fr_to_words, g1_to_words, g1_xyzz_to_projective, g2_to_words,
     g2_xyzz_to_projective, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS,
 };
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+use g16_core::sample::test_rng;
 
 const HARNESS: &str = r#"
 #include <cstdio>
@@ -56,11 +57,6 @@ int main() {
 }
 "#;
 
-fn compiler() -> Option<String> {
-    let candidates = std::env::var("CXX").ok().into_iter().chain(["c++", "g++", "clang++"].map(String::from));
-    candidates.into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
-}
-
 fn words_hex(w: &[u32]) -> String {
     w.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" ")
 }
@@ -86,25 +82,13 @@ fn fq_max_limbs() -> Fq {
 
 #[test]
 fn kernel_arithmetic_matches_arkworks_on_the_host() {
-    let Some(cxx) = compiler() else {
-        if std::env::var("G16_REQUIRE_CXX").as_deref() == Ok("1") {
-            panic!("a C++ compiler is required (G16_REQUIRE_CXX=1) but none of $CXX, c++, g++, clang++ runs");
-        }
-        eprintln!(
-            "\n!!! SKIPPED: no C++ compiler for the host-emulated kernel arithmetic (set G16_REQUIRE_CXX=1 to fail)\n"
-        );
-        return;
-    };
+    let Some(cxx) = cxx::compiler_or_skip("the host-emulated kernel arithmetic") else { return };
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host_arithmetic");
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let source = format!(
-        "#define G16_HOST_EMULATION\n#include <cstdlib>\n{}\n{HARNESS}",
-        g16_cuda::kernels::arithmetic_headers()
-    );
-    std::fs::write(dir.join("harness.cpp"), source).expect("write harness");
-    let seed: u64 = std::env::var("G16_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
-    eprintln!("kernel_arithmetic_matches_arkworks_on_the_host: G16_TEST_SEED={seed}");
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let exe = dir.join("harness");
+    let source = format!("#include <cstdlib>\n{}\n{HARNESS}", g16_cuda::compile::arithmetic_headers());
+    cxx::build(&cxx, &source, &exe, "-O1");
+    let mut rng = test_rng("kernel_arithmetic_matches_arkworks_on_the_host");
     let cases = 64;
     let mut input = format!("{cases}\n");
     let mut expected: Vec<Vec<u32>> = Vec::new();
@@ -181,83 +165,50 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         points2.push(vec![rp + sp, rp + sp + sp, rp + rp, G2Projective::zero(), rp * Fr::from(3u64) + sp + sp]);
     }
 
-    // The default kernels, then the switches whose other paths are kept for A/B runs: y3 of G2's
-    // mixed addition as one double-width difference, the Fq2 product without lazy reduction,
-    // and G2's mixed addition with its products paired or inlined.
-    let variants: [(&str, &[&str]); 5] = [
-        ("default", &[]),
-        ("fq2-mul-sub", &["-DG16_FQ2_MULSUB=1"]),
-        ("fq2-eager", &["-DG16_FQ2_LAZY=0"]),
-        ("fq2-paired", &["-DG16_FQ2_PAIRED=1"]),
-        ("fq2-madd-inline", &["-DG16_FQ2_MADD_INLINE=1"]),
+    let text = cxx::run(&exe, &input);
+    let mut lines = text
+        .lines()
+        .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
+    let names = [
+        "Fr mul",
+        "Fr add",
+        "Fr sub",
+        "Fr from_montgomery",
+        "Fq mul",
+        "Fq add",
+        "Fq sub",
+        "Fq sqr",
+        "Fq neg",
+        "Fq inverse",
+        "Fq2 mul c0",
+        "Fq2 mul c1",
+        "Fq2 sqr c0",
+        "Fq2 sqr c1",
+        "Fq2 inverse c0",
+        "Fq2 inverse c1",
     ];
-    for (variant, defines) in variants {
-        let exe = dir.join(format!("harness-{variant}"));
-        let out = Command::new(&cxx)
-            .args(["-std=c++17", "-O1"])
-            .args(defines)
-            .arg("-o")
-            .arg(&exe)
-            .arg(dir.join("harness.cpp"))
-            .output()
-            .expect("run the C++ compiler");
-        assert!(out.status.success(), "{cxx} failed ({variant}):\n{}", String::from_utf8_lossy(&out.stderr));
-        let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run harness");
-        // The input is written from another thread: input and output are each larger than a
-        // pipe's buffer, so writing all of it before reading would deadlock.
-        let mut stdin = child.stdin.take().expect("stdin");
-        let input = &input;
-        let out = std::thread::scope(|scope| {
-            scope.spawn(move || stdin.write_all(input.as_bytes()).expect("write input"));
-            child.wait_with_output().expect("harness output")
-        });
-        assert!(out.status.success(), "harness failed ({variant})");
-        let text = String::from_utf8(out.stdout).expect("utf8");
-        let mut lines = text
-            .lines()
-            .map(|l| l.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex")).collect::<Vec<u32>>());
-        let names = [
-            "Fr mul",
-            "Fr add",
-            "Fr sub",
-            "Fr from_montgomery",
-            "Fq mul",
-            "Fq add",
-            "Fq sub",
-            "Fq sqr",
-            "Fq neg",
-            "Fq inverse",
-            "Fq2 mul c0",
-            "Fq2 mul c1",
-            "Fq2 sqr c0",
-            "Fq2 sqr c1",
-            "Fq2 inverse c0",
-            "Fq2 inverse c1",
-        ];
-        let point_names =
-            ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
-        let point_names2 =
-            ["R + S", "R + 2S (madd, ZZ ≠ 1)", "R + R (madd doubling case)", "R − R", "2R + (R + 2S) (dbl, add)"];
-        for c in 0..cases as usize {
-            for (i, name) in names.iter().enumerate() {
-                let got = lines.next().expect("output line");
-                let want = &expected[c * names.len() + i];
-                assert_eq!(&got, want, "{variant}, case {c}: {name}");
-            }
-            // Sanity of the conversions used above.
-            let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
-            for (j, name) in point_names.iter().enumerate() {
-                let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
-                assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
-                assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "{variant}, case {c}: {name}");
-            }
-            for (j, name) in point_names2.iter().enumerate() {
-                let xyzz: Vec<u32> = (0..8).flat_map(|_| lines.next().expect("output line")).collect();
-                assert_eq!(xyzz.len(), G2_XYZZ_WORDS);
-                assert_eq!(g2_xyzz_to_projective(&xyzz), points2[c][j], "{variant}, case {c}: G2 {name}");
-            }
+    let point_names =
+        ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
+    let point_names2 =
+        ["R + S", "R + 2S (madd, ZZ ≠ 1)", "R + R (madd doubling case)", "R − R", "2R + (R + 2S) (dbl, add)"];
+    for c in 0..cases as usize {
+        for (i, name) in names.iter().enumerate() {
+            let got = lines.next().expect("output line");
+            let want = &expected[c * names.len() + i];
+            assert_eq!(&got, want, "case {c}: {name}");
         }
-        assert!(lines.next().is_none(), "no extra output");
+        // Sanity of the conversions used above.
+        let _ = (fq_from_words(&expected[c * names.len() + 4]), fr_from_words(&expected[c * names.len()]));
+        for (j, name) in point_names.iter().enumerate() {
+            let xyzz: Vec<u32> = (0..4).flat_map(|_| lines.next().expect("output line")).collect();
+            assert_eq!(xyzz.len(), G1_XYZZ_WORDS);
+            assert_eq!(g1_xyzz_to_projective(&xyzz), points[c][j], "case {c}: {name}");
+        }
+        for (j, name) in point_names2.iter().enumerate() {
+            let xyzz: Vec<u32> = (0..8).flat_map(|_| lines.next().expect("output line")).collect();
+            assert_eq!(xyzz.len(), G2_XYZZ_WORDS);
+            assert_eq!(g2_xyzz_to_projective(&xyzz), points2[c][j], "case {c}: G2 {name}");
+        }
     }
-    let _: G1Affine = G1Affine::identity();
+    assert!(lines.next().is_none(), "no extra output");
 }

@@ -1,10 +1,11 @@
 //! Every kernel program compiles with NVRTC for the architectures g16 supports (A100 sm_80,
-//! L4/Ada sm_89, H100/H200 sm_90), and each CUBIN defines every kernel the engine loads.
+//! L4/Ada sm_89, H100/H200 sm_90), and each CUBIN defines every kernel the backend loads.
 //! Needs NVRTC only, no GPU: this is the CUDA check CI runs. Without NVRTC it says so loudly
 //! and passes, unless `G16_REQUIRE_NVRTC=1`, which makes that a failure.
 
-use g16_cuda::compile::{compile, defines_symbol, is_elf, nvrtc_present, nvrtc_version};
-use g16_cuda::kernels::programs;
+use g16_cuda::compile::{
+    compile, defines_symbol, is_elf, nvrtc_present, nvrtc_version, programs, unit, Part, Program, FP,
+};
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_89", "sm_90"];
 
@@ -64,15 +65,14 @@ fn a_compile_error_carries_nvrtcs_log() {
     if !nvrtc_or_skip() {
         return;
     }
-    let bad = g16_cuda::kernels::Program {
-        name: "broken",
-        source: "extern \"C\" __global__ void k() { undeclared_identifier = 1; }".to_string(),
-        kernels: &["k"],
-    };
+    let broken =
+        Part { path: "util/broken.cu", text: "\nextern \"C\" __global__ void k() { undeclared_identifier = 1; }" };
+    let bad = Program { name: "broken", source: unit(&[FP, broken]), kernels: &["k"] };
     match compile(&bad, "sm_90") {
         Err(g16_cuda::CudaError::Compile { program, arch, log }) => {
             assert_eq!((program, arch.as_str()), ("broken", "sm_90"));
             assert!(log.contains("undeclared_identifier"), "the log names the problem: {log}");
+            assert!(log.contains("kernels/util/broken.cu(2)"), "the log names the part and its line: {log}");
         }
         other => panic!("expected a compile error, got {:?}", other.map(|c| c.len())),
     }

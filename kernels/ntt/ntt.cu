@@ -1,4 +1,4 @@
-// NTT over Fr, and the pointwise operations of the quotient H.
+// NTT over Fr: the twiddle tables and the pass kernel.
 //
 // One NTT of n = 2^L is a decimation-in-time transform, split into passes of k stages each
 // (k ≤ 8, three passes at 2^24; one pass of all L stages up to 2^10). Seen from a pass that
@@ -15,9 +15,9 @@
 // A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements, 32 KB of
 // shared memory), loaded and stored a row at a time so that the columns' elements, adjacent in
 // memory, are read and written together. Between load and store the k stages run in rounds of
-// up to 2 stages (radix 4, the default kernel; 3 or 1 in the variants): each thread takes the
-// 4 (or 8, 2) elements a round combines into registers, runs the round's stages there, and
-// puts them back: one shared-memory round trip and one barrier a round instead of a stage.
+// up to 2 stages (radix 4): each thread takes the 4 elements a round combines into registers,
+// runs the round's stages there, and puts them back: one shared-memory round trip and one
+// barrier a round instead of a stage.
 //
 // Orders: DIT wants its input bit-reversed. The first pass reads it so without scattered
 // reads: its block b takes the 2^k rows of columns c = b·cols + m of the input seen as a
@@ -32,7 +32,8 @@
 // from two small tables, hi[i >> 12]·lo[i & 4095], so no n-sized power table is needed.
 //
 // The kernels index with loops strided by blockDim.x and take their geometry from their
-// arguments, so the host-emulation test (`ntt.rs`) runs them with one thread a block.
+// arguments, so the host-emulation test (`backend-cuda/src/ntt/tests.rs`) runs them with one
+// thread a block.
 
 #define NTT_SPLIT 12
 // Elements of one block, and the shared array: one pad element a row when a row holds several
@@ -42,30 +43,16 @@
 // roots[j] = ω_(2^NTT_ROOTS_LOG)^j for j < 2^(NTT_ROOTS_LOG − 1): a pass has at most 10 stages.
 #define NTT_ROOTS_LOG 10
 
-// How the pass kernels multiply in Fr: inline (ff.cuh's product, unrolled at every call site),
-// or through one out-of-line copy (a call's few instructions for code that fits the
-// instruction cache: a radix-8 round inlines 12 products). Both are kernels (`KERNELS` in
-// ntt.rs); the engine picks one (see `PassVariant`).
-struct InlineMul {
-  DEVICE static Fr mul(const Fr& a, const Fr& b) { return a * b; }
-};
-NOINLINE Fr fr_mul_out_of_line(Fr a, Fr b) { return a * b; }
-struct CalledMul {
-  DEVICE static Fr mul(const Fr& a, const Fr& b) { return fr_mul_out_of_line(a, b); }
-};
-
-template <class Mul = InlineMul>
-DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) { return Mul::mul(hi[i >> NTT_SPLIT], lo[i & ((1u << NTT_SPLIT) - 1)]); }
+// hi[i >> 12]·lo[i & 4095]: a power from two small tables.
+DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) {
+  return hi[i >> NTT_SPLIT] * lo[i & ((1u << NTT_SPLIT) - 1)];
+}
 
 // The low `bits` bits of x, reversed (bits = 0 gives 0).
 DEVICE u32 bit_reverse(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (32 - bits); }
 
-// ω^e, e < n: from the half table tw[e] = ω^e, e < half = n/2 (one read), or, when tw_lo is
-// given, from the split tables tw[e >> 12]·tw_lo[e & 4095] of e < n (two reads from small,
-// cache-resident tables and a product; a run-time choice, for A/B measurements).
-template <class Mul>
-DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, const Fr* __restrict__ tw_lo, u32 e, u32 half) {
-  if (tw_lo) return split_power<Mul>(tw, tw_lo, e);
+// ω^e, e < n, from the half table tw[e] = ω^e, e < half = n/2 (ω^(e+n/2) = −ω^e): one read.
+DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, u32 e, u32 half) {
   return e < half ? tw[e] : tw[e - half].neg();
 }
 
@@ -79,9 +66,10 @@ extern "C" __global__ void ntt_twiddles(Fr* tw, const Fr* hi, const Fr* lo, u32 
 // (row p, column m at p·stride + m). A subgroup is the R elements whose rows differ only in
 // bits [q0, q0+r) of one column; stage q = q0 + j pairs local elements i and i + 2^j with
 // the twiddle ω_(2^(q+1))^(p mod 2^q), where p mod 2^q = low + (i mod 2^j)·2^q0.
-template <int R, class Mul>
+template <int R>
 DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 log_cols, u32 stride) {
-  constexpr int r = R == 2 ? 1 : R == 4 ? 2 : 3;
+  static_assert(R == 2 || R == 4, "rounds of one or two stages");
+  constexpr int r = R == 2 ? 1 : 2;
   const u32 subgroups = (1u << (k + log_cols)) / R;
   for (u32 sg = threadIdx.x; sg < subgroups; sg += blockDim.x) {
     const u32 m = sg & ((1u << log_cols) - 1), rest = sg >> log_cols;
@@ -100,7 +88,7 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
         for (int b = 0; b < R; b += 2 << j) {
           const Fr u = x[b + a];
           // In the pass's first round (low = 0) the twiddle of a = 0 is ω^0 = 1.
-          const Fr v = (a == 0 && q0 == 0) ? x[b + a + (1 << j)] : Mul::mul(x[b + a + (1 << j)], w);
+          const Fr v = (a == 0 && q0 == 0) ? x[b + a + (1 << j)] : x[b + a + (1 << j)] * w;
           x[b + a] = u + v;
           x[b + a + (1 << j)] = u - v;
         }
@@ -111,23 +99,20 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
   }
 }
 
-// One pass (the body of the ntt_radix_pass kernels): stages s0+1 … s0+k of an NTT of 2^log_n
-// elements, block = 2^log_cols columns.
-//   tw, tw_lo: the inter-pass twiddles (see inter_pass_twiddle; tw_lo null: the half table);
+// Stages per round: the block has NTT_BLOCK_ELEMS >> NTT_LOG_RADIX threads, so fewer registers
+// a thread buy more resident warps, to hide the latency of the products' carry chains (radix 4
+// at 256 threads against radix 8 and 2; docs/perf/cuda.md: NTT pass kernel).
+#define NTT_LOG_RADIX 2
+
+// One pass: stages s0+1 … s0+k of an NTT of 2^log_n elements, block = 2^log_cols columns,
+// NTT_BLOCK_ELEMS >> NTT_LOG_RADIX threads a block, registers capped for 3 blocks an SM.
+//   tw: the inter-pass twiddles (see inter_pass_twiddle);
 //   load_mode 1 (first pass only): scale input x[i] by load_hi[i >> 12]·load_lo[i & 4095];
 //   store_mode 1: scale each output by store_hi[0]; 2: output i by store_hi·store_lo powers of i.
-#define NTT_PASS_PARAMS                                                                                           \
-  const Fr *__restrict__ in, Fr *__restrict__ out, const Fr *__restrict__ tw, const Fr *__restrict__ tw_lo,       \
-      const Fr *__restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode, const Fr *load_hi,    \
-      const Fr *load_lo, u32 store_mode, const Fr *store_hi, const Fr *store_lo
-#define NTT_PASS_ARGS \
-  in, out, tw, tw_lo, roots, log_n, s0, k, log_cols, load_mode, load_hi, load_lo, store_mode, store_hi, store_lo
-
-// LOG_RADIX: the most stages a round runs in registers (3: radix 8, 2: radix 4, 1: radix 2);
-// the block has NTT_BLOCK_ELEMS >> LOG_RADIX threads, so fewer registers a thread buy more
-// resident warps, to hide the latency of the products' serial carry chains.
-template <class Mul, int LOG_RADIX>
-DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
+extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3)
+    ntt_radix4_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,
+                    const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode,
+                    const Fr* load_hi, const Fr* load_lo, u32 store_mode, const Fr* store_hi, const Fr* store_lo) {
   __shared__ Fr sh[NTT_SHARED_ELEMS];
   const u32 cols = 1u << log_cols, elems = cols << k, rows_mask = (1u << k) - 1, cols_mask = cols - 1;
   const u32 stride = cols + (cols > 1 ? 1 : 0);
@@ -143,25 +128,20 @@ DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
     if (s0 == 0) {
       const u32 src = (row << (log_n - k)) + c0 + m;
       Fr v = in[src];
-      if (load_mode == 1) v = Mul::mul(v, split_power<Mul>(load_hi, load_lo, src));
+      if (load_mode == 1) v = v * split_power(load_hi, load_lo, src);
       sh[bit_reverse(row, k) * stride + m] = v;
     } else {
       const u32 idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
       const u32 exponent = ((lo0 + m) * bit_reverse(row, k)) << (log_n - s0 - k);
-      sh[row * stride + m] = Mul::mul(in[idx], inter_pass_twiddle<Mul>(tw, tw_lo, exponent, half));
+      sh[row * stride + m] = in[idx] * inter_pass_twiddle(tw, exponent, half);
     }
   }
   __syncthreads();
 
   for (u32 q0 = 0; q0 < k;) {
-    const u32 r = min((u32)LOG_RADIX, k - q0);
-    if constexpr (LOG_RADIX >= 3) {
-      if (r == 3) ntt_round<8, Mul>(sh, roots, k, q0, log_cols, stride);
-    }
-    if constexpr (LOG_RADIX >= 2) {
-      if (r == 2) ntt_round<4, Mul>(sh, roots, k, q0, log_cols, stride);
-    }
-    if (r == 1) ntt_round<2, Mul>(sh, roots, k, q0, log_cols, stride);
+    const u32 r = min((u32)NTT_LOG_RADIX, k - q0);
+    if (r == 2) ntt_round<4>(sh, roots, k, q0, log_cols, stride);
+    if (r == 1) ntt_round<2>(sh, roots, k, q0, log_cols, stride);
     q0 += r;
     __syncthreads();
   }
@@ -180,49 +160,8 @@ DEVICE void ntt_radix_pass_body(NTT_PASS_PARAMS) {
       idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
     }
     Fr v = sh[row * stride + m];
-    if (store_mode == 1) v = Mul::mul(v, scale);
-    else if (store_mode == 2) v = Mul::mul(v, split_power<Mul>(store_hi, store_lo, idx));
+    if (store_mode == 1) v = v * scale;
+    else if (store_mode == 2) v = v * split_power(store_hi, store_lo, idx);
     out[idx] = v;
   }
-}
-
-// The variants (`PassVariant` in ntt.rs picks one; H200, 2^24: backend-cuda/NOTES.md): radix 8
-// with 128 threads a block, products inline (10.4 ms: 25% occupancy, the products' carry
-// chains wait) or out of line (7.2 ms); radix 4 with 256 threads, registers capped for 3 blocks
-// an SM (the default, 7.2 ms), or for 4 (a few spilled words, 7.2 ms); radix 2 with 512
-// threads, capped for 2 blocks an SM (9.0 ms).
-extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<InlineMul, 3>(NTT_PASS_ARGS);
-}
-extern "C" __global__ void __launch_bounds__(128) ntt_radix_pass_call(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<CalledMul, 3>(NTT_PASS_ARGS);
-}
-extern "C" __global__ void __launch_bounds__(256, 3) ntt_radix4_pass(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<InlineMul, 2>(NTT_PASS_ARGS);
-}
-extern "C" __global__ void __launch_bounds__(256, 4) ntt_radix4_pass_4(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<InlineMul, 2>(NTT_PASS_ARGS);
-}
-extern "C" __global__ void __launch_bounds__(512, 2) ntt_radix2_pass(NTT_PASS_PARAMS) {
-  ntt_radix_pass_body<InlineMul, 1>(NTT_PASS_ARGS);
-}
-
-extern "C" __global__ void fr_mul(Fr* a, const Fr* b, u32 n) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) a[i] = a[i] * b[i];
-}
-
-extern "C" __global__ void fr_sub(Fr* a, const Fr* b, u32 n) {
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) a[i] = a[i] - b[i];
-}
-
-extern "C" __global__ void fr_scale(Fr* a, const Fr* c, u32 n) {
-  const Fr k = *c;
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) a[i] = a[i] * k;
-}
-
-// The quotient step of H, fused: a = (a·b − c)·z_inv, one pass over the three vectors.
-extern "C" __global__ void fr_quotient(Fr* a, const Fr* b, const Fr* c, const Fr* z_inv, u32 n) {
-  const Fr k = *z_inv;
-  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    a[i] = (a[i] * b[i] - c[i]) * k;
 }

@@ -1,4 +1,5 @@
-// Short Weierstrass curves y² = x³ + b (a = 0) over F = Fq (G1) or Fq2 (G2).
+// Points of the short Weierstrass curves y² = x³ + b (a = 0) over F = Fq (G1) or Fq2 (G2):
+// affine and XYZZ.
 //
 // Bases are affine (the identity is encoded as x = y = 0, which is on neither curve since
 // b ≠ 0). Sums are XYZZ: (X, Y, ZZ, ZZZ) stands for the affine point (X/ZZ, Y/ZZZ), with
@@ -66,8 +67,9 @@ struct Xyzz {
     zzz = zzz * w;
   }
 
-  // this += p, inlined where F allows it (G1: the accumulation loop's one call site, where a
-  // call would round-trip the sum through the stack on every point), out of line otherwise.
+  // this += p, inlined where F says so (F::HOT_INLINE: G1, in the accumulation loop, where
+  // going out of line would round-trip the sum through the stack on every point), out of line
+  // otherwise.
   DEVICE void add_affine_hot(const Affine<F>& p) {
     if constexpr (F::HOT_INLINE) add_affine_inline(p);
     else add_affine(p);
@@ -78,16 +80,8 @@ struct Xyzz {
   DEVICE void add_affine_inline(const Affine<F>& p) {
     if (p.is_identity()) return;
     if (is_identity()) { *this = from_affine(p); return; }
-    F u2, s2;
-    if constexpr (F::PAIRED) {
-      F::mul2(p.x, zz, p.y, zzz, u2, s2);
-    } else if constexpr (F::MADD_INLINE) {
-      u2 = p.x.mul_inline(zz);
-      s2 = p.y.mul_inline(zzz);
-    } else {
-      u2 = p.x * zz;
-      s2 = p.y * zzz;
-    }
+    F u2 = p.x * zz;
+    F s2 = p.y * zzz;
     F pp_ = u2 - x;
     F r = s2 - y;
     if (pp_.is_zero()) {
@@ -95,40 +89,11 @@ struct Xyzz {
       else *this = identity();
       return;
     }
-    if constexpr (F::PAIRED) {
-      // The same products, two independent ones to a call (F::mul2, F::sqr2).
-      F pp, rr;
-      F::sqr2(pp_, r, pp, rr);
-      F ppp, q;
-      F::mul2(pp_, pp, x, pp, ppp, q);
-      const F x3 = rr - ppp - q.dbl();
-      F t, u, zz3, zzz3;
-      F::mul2(r, q - x3, y, ppp, t, u);
-      F::mul2(zz, pp, zzz, ppp, zz3, zzz3);
-      x = x3;
-      y = t - u;
-      zz = zz3;
-      zzz = zzz3;
-      return;
-    }
-    if constexpr (F::MADD_INLINE) {
-      // The same products, inlined (F::mul_inline, F::sqr_inline).
-      const F pp = pp_.sqr_inline();
-      const F ppp = pp_.mul_inline(pp);
-      const F q = x.mul_inline(pp);
-      const F x3 = r.sqr_inline() - ppp - q.dbl();
-      y = r.mul_inline(q - x3) - y.mul_inline(ppp);
-      x = x3;
-      zz = zz.mul_inline(pp);
-      zzz = zzz.mul_inline(ppp);
-      return;
-    }
     F pp = pp_.sqr();
     F ppp = pp_ * pp;
     F q = x * pp;
     F x3 = r.sqr() - ppp - q.dbl();
-    if constexpr (F::MUL_SUB) y = F::mul_sub(r, q - x3, y, ppp);  // one reduction a coordinate
-    else y = r * (q - x3) - y * ppp;
+    y = r * (q - x3) - y * ppp;
     x = x3;
     zz = zz * pp;
     zzz = zzz * ppp;

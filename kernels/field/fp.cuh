@@ -1,6 +1,7 @@
-// Field arithmetic for BLS12-381: Fr (scalar field, 8×32-bit limbs), Fq (base field, 12×32-bit
-// limbs) and Fq2 = Fq[u]/(u²+1), all in Montgomery form with R = 2^(32·N), the same
-// representation arkworks keeps in memory, so limbs cross the host boundary unconverted.
+// The prime fields of BLS12-381: Fr (scalar field, 8×32-bit limbs) and Fq (base field, 12×32-bit
+// limbs), in Montgomery form with R = 2^(32·N), the same representation arkworks keeps in
+// memory, so limbs cross the host boundary unconverted. One template, `Fp<P>`, instantiated from
+// each field's constants.
 //
 // Multiplication is CIOS Montgomery: for each limb b_i of b, t += a·b_i, then t += m·p with
 // m = t_0·(−p⁻¹) mod 2^32, then t >>= 32. Each row is PTX carry chains (mad.lo.cc /
@@ -14,7 +15,8 @@
 // every operation against arkworks).
 //
 // Built twice: by NVRTC for the device, and (G16_HOST_EMULATION) by a host C++ compiler for
-// the arithmetic tests of `backend-cuda/tests/host_ff.rs`, where the carry flag is a variable.
+// the arithmetic tests of `backend-cuda/tests/host_arithmetic.rs`, where the carry flag is a
+// variable.
 #pragma once
 
 typedef unsigned int u32;
@@ -40,7 +42,8 @@ inline u32 __umulhi_portable(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
 #else
 #define DEVICE __device__ __forceinline__
 // Curve operations are kept out of line: inlined, their unrolled field products multiply the
-// code size (and NVRTC's compile time) by every call site, for a call's small cost.
+// code size (and NVRTC's compile time) by every place that uses them; out of line they cost a
+// jump and a return.
 #define NOINLINE __device__ __noinline__
 namespace ptx {
 DEVICE u32 add_cc(u32 a, u32 b) { u32 r; asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
@@ -57,18 +60,8 @@ DEVICE u32 madc_hi_cc(u32 a, u32 b, u32 c) { u32 r; asm volatile("madc.hi.cc.u32
 DEVICE u32 __umulhi_portable(u32 a, u32 b) { return __umulhi(a, b); }
 #endif
 
-// Whether the product is the older single-chain CIOS (for A/B runs, via G16_CUDA_DEFINES).
-#ifndef G16_FF_SERIAL_MUL
-#define G16_FF_SERIAL_MUL 0
-#endif
-
-// Whether sqr() is the dedicated squaring (cross products once) or a product a·a.
-#ifndef G16_FF_SQR
-#define G16_FF_SQR 1
-#endif
-
-// The constants of one prime field: its limbs, Montgomery one (R mod p) and −p⁻¹ mod 2^32.
-// `Rust: backend-cuda/src/constants.rs` checks these tables against arkworks.
+// The constants of one prime field: its limbs, Montgomery one (R mod p) and −p⁻¹ mod 2^32
+// (`backend-cuda/tests/host_arithmetic.rs` checks the arithmetic they give against arkworks).
 struct FrParams {
   enum { N = 8 };
   static constexpr u32 INV = 0xffffffffu;
@@ -101,13 +94,11 @@ struct FqParams {
 template <class P>
 struct Fp {
   enum { N = P::N };
-  static constexpr bool HOT_INLINE = true;  // see Xyzz::add_affine_hot
-  static constexpr bool PAIRED = false;       // see Xyzz::add_affine_inline
-  static constexpr bool MADD_INLINE = false;  // likewise
-  static constexpr bool MUL_SUB = false;      // likewise
-  DEVICE static Fp mul_sub(const Fp& a, const Fp& b, const Fp& c, const Fp& d) { return a * b - c * d; }
-  DEVICE Fp mul_inline(const Fp& b) const { return *this * b; }
-  DEVICE Fp sqr_inline() const { return sqr(); }
+  // Whether the MSM's accumulation inlines its mixed addition over this field (see
+  // Xyzz::add_affine_hot): yes, since an Fq product is small enough that going out of line,
+  // which would round-trip the sum through the stack on every point, costs more than the
+  // larger body.
+  static constexpr bool HOT_INLINE = true;
   u32 l[N];
 
   DEVICE static Fp zero() {
@@ -187,41 +178,27 @@ struct Fp {
     }
   }
 
-#if G16_FF_SERIAL_MUL
-  // The previous product (one carry chain through every row), kept for A/B measurements.
-  DEVICE Fp operator*(const Fp& b) const {
-    u32 t[N + 2];
+  // t >>= 32 on the running value t = z + E + O·2^32 once a row has cleared its low limb e_0:
+  // O becomes the new E; E_1 becomes z, and E_2..E_N the new O.
+  DEVICE static void shift_limb(u32 e[N + 1], u32 o[N], u32& z) {
+    z = e[1];
 #pragma unroll
-    for (int j = 0; j < N + 2; j++) t[j] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-      const u32 bi = b.l[i];
-      t[0] = ptx::mad_lo_cc(l[0], bi, t[0]);
-#pragma unroll
-      for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(l[j], bi, t[j]);
-      t[N] = ptx::addc_cc(t[N], 0);
-      t[N + 1] = ptx::addc(t[N + 1], 0);
-      t[1] = ptx::mad_hi_cc(l[0], bi, t[1]);
-#pragma unroll
-      for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(l[j], bi, t[j + 1]);
-      t[N + 1] = ptx::addc(t[N + 1], 0);
-      const u32 m = t[0] * P::INV;
-      t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
-#pragma unroll
-      for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
-      t[N] = ptx::addc_cc(t[N], 0);
-      t[N + 1] = ptx::addc(t[N + 1], 0);
-      t[1] = ptx::mad_hi_cc(m, P::mod(0), t[1]);
-#pragma unroll
-      for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
-      t[N + 1] = ptx::addc(t[N + 1], 0);
-#pragma unroll
-      for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
-      t[N + 1] = 0;
+    for (int j = 0; j < N; j++) {
+      const u32 hi = j + 2 <= N ? e[j + 2] : 0;
+      e[j] = o[j];
+      o[j] = hi;
     }
-    return reduce_once(t);
+    e[N] = 0;
   }
-#else
+
+  // t = z + E + O·2^32 as N limbs, for a value below 2^(32N) (then O_{N−1} = 0 and nothing
+  // carries out).
+  DEVICE static void merge(u32 t[N], const u32 e[N + 1], const u32 o[N], u32 z) {
+    t[0] = ptx::add_cc(e[0], z);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+  }
+
   // CIOS with the running value split in two: t = z + E + O·2^32, E of N+1 limbs, O of N, z
   // one limb. Each row adds a·b_i and m·p (m = t_0·(−p⁻¹), which clears t's low limb), the
   // even limbs of a and p into E and the odd ones into O (`mad_pairs`): independent carry
@@ -253,24 +230,13 @@ struct Fp {
       mad_pairs(e, pm, 0, m, false);
       e[N] = ptx::addc(e[N], 0);
       mad_pairs(o, pm, 1, m, false);
-      // t >>= 32 (e_0 is now 0).
-      z = e[1];
-#pragma unroll
-      for (int j = 0; j < N; j++) {
-        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
-        e[j] = o[j];
-        o[j] = hi;
-      }
-      e[N] = 0;
+      shift_limb(e, o, z);  // e_0 is now 0
     }
-    // t = z + E + O·2^32 < 2p < 2^(32N), so O_{N−1} = 0 and the merge carries nothing out.
+    // t = z + E + O·2^32 < 2p < 2^(32N): O_{N−1} = 0 and the merge carries nothing out.
     u32 t[N];
-    t[0] = ptx::add_cc(e[0], z);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    merge(t, e, o, z);
     return reduce_once(t);
   }
-#endif
 
   // Montgomery reduction of a double-width value: s·R⁻¹ mod p, fully reduced, for s < p·R
   // (R = 2^(32N)). The low half goes through `operator*`'s reduction rows (t = s_lo; N times
@@ -294,19 +260,10 @@ struct Fp {
       mad_pairs(o, pm, 1, m, true);
       mad_pairs(e, pm, 0, m, false);
       e[N] = ptx::addc(e[N], 0);
-      z = e[1];
-#pragma unroll
-      for (int j = 0; j < N; j++) {
-        const u32 hi = j + 2 <= N ? e[j + 2] : 0;
-        e[j] = o[j];
-        o[j] = hi;
-      }
-      e[N] = 0;
+      shift_limb(e, o, z);
     }
     u32 t[N];
-    t[0] = ptx::add_cc(e[0], z);
-#pragma unroll
-    for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(e[j], o[j - 1]);
+    merge(t, e, o, z);
     t[0] = ptx::add_cc(t[0], s[N]);
 #pragma unroll
     for (int j = 1; j < N; j++) t[j] = ptx::addc_cc(t[j], s[N + j]);
@@ -348,7 +305,6 @@ struct Fp {
     for (int j = 2; j < 2 * N; j++) t[j] = ptx::addc_cc(A[j], B[j - 1]);
   }
 
-#if G16_FF_SQR
   // a², with each cross product a_i·a_j (i < j) computed once and doubled: 66 + 12 limb products
   // instead of 144 for Fq, then a separate Montgomery reduction (SOS).
   //  1. Cross products, row i = a_i·(a_{i+1} … a_{N−1}) at positions 2i+1 … i+N, split like
@@ -408,9 +364,6 @@ struct Fp {
     for (int j = 2; j < 2 * N; j++) s[j] = ptx::addc_cc(y[j], (x[j] << 1) | (x[j - 1] >> 31));
     return redc(s);
   }
-#else
-  DEVICE Fp sqr() const { return *this * *this; }
-#endif
 
   // Out of Montgomery form: a·R⁻¹, the plain integer (for scalar digits).
   DEVICE Fp from_montgomery() const {
@@ -438,258 +391,3 @@ struct Fp {
 typedef Fp<FrParams> Fr;
 typedef Fp<FqParams> Fq;
 
-// Whether G2's accumulation inlines its mixed addition (its Fq2 products stay out of line
-// either way); an experiment switch, set through G16_CUDA_DEFINES.
-#ifndef G16_G2_HOT_INLINE
-#define G16_G2_HOT_INLINE 0
-#endif
-
-// Whether Fq2's product and square are out-of-line free functions taking their operands by
-// value (so ptxas passes them in registers) rather than member functions taking them by
-// reference (through the stack). Measured on the H200 (NOTES.md): G2's accumulation at 2^24
-// 538 → 404 ms, its stack frame 1536 → 576 B. 0 keeps the member versions, for A/B runs.
-#ifndef G16_FQ2_BYVALUE
-#define G16_FQ2_BYVALUE 1
-#endif
-
-// Whether the by-value Fq2 product reduces lazily (see fq2_mul: two Montgomery reductions
-// instead of three). 0 keeps the product of three reduced Fq products, for A/B runs.
-#ifndef G16_FQ2_LAZY
-#define G16_FQ2_LAZY 1
-#endif
-
-// Whether G2's mixed addition pairs its independent Fq2 products, two to a call (fq2_mul2,
-// fq2_square2: 5 calls instead of 10). An experiment switch (0: one product a call); needs
-// G16_FQ2_BYVALUE.
-#ifndef G16_FQ2_PAIRED
-#define G16_FQ2_PAIRED 0
-#endif
-
-// Whether G2's mixed addition (Xyzz::add_affine, out of line) has its Fq2 products inlined
-// (no calls inside it, so its live values need not go to the stack around them; a larger
-// body). 0: the products are calls. An experiment switch; needs G16_FQ2_BYVALUE.
-#ifndef G16_FQ2_MADD_INLINE
-#define G16_FQ2_MADD_INLINE 0
-#endif
-
-// Whether G2's mixed addition computes y3 = r·(q − x3) − y·ppp as one double-width difference
-// with two Montgomery reductions (fq2_mul_sub) instead of two reduced Fq2 products (four) and a
-// subtraction. An experiment switch (measured on the H200, NOTES.md: G2 2^24 +4.1 %, with
-// the 4-operand call's spills); needs G16_FQ2_BYVALUE and G16_FQ2_LAZY.
-#ifndef G16_FQ2_MULSUB
-#define G16_FQ2_MULSUB 0
-#endif
-
-// Fq2 = Fq[u]/(u² + 1).
-struct Fq2 {
-  Fq c0, c1;
-  static constexpr bool HOT_INLINE = G16_G2_HOT_INLINE;
-  DEVICE static Fq2 zero() { Fq2 r; r.c0 = Fq::zero(); r.c1 = Fq::zero(); return r; }
-  DEVICE static Fq2 one() { Fq2 r; r.c0 = Fq::one(); r.c1 = Fq::zero(); return r; }
-  DEVICE bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
-  DEVICE bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
-  DEVICE bool operator!=(const Fq2& o) const { return !(*this == o); }
-  DEVICE Fq2 operator+(const Fq2& b) const { Fq2 r; r.c0 = c0 + b.c0; r.c1 = c1 + b.c1; return r; }
-  DEVICE Fq2 operator-(const Fq2& b) const { Fq2 r; r.c0 = c0 - b.c0; r.c1 = c1 - b.c1; return r; }
-  DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
-  DEVICE Fq2 dbl() const { return *this + *this; }
-#if G16_FQ2_BYVALUE
-  static constexpr bool PAIRED = G16_FQ2_PAIRED && !G16_FQ2_MADD_INLINE;
-  static constexpr bool MADD_INLINE = G16_FQ2_MADD_INLINE;
-  static constexpr bool MUL_SUB = G16_FQ2_MULSUB && G16_FQ2_LAZY;
-  // a·b − c·d (fq2_mul_sub; with MUL_SUB only).
-  DEVICE static Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d);
-  // a·b and a², inlined (for the mixed addition with G16_FQ2_MADD_INLINE).
-  DEVICE Fq2 mul_inline(const Fq2& b) const;
-  DEVICE Fq2 sqr_inline() const;
-  DEVICE Fq2 operator*(const Fq2& b) const;
-  DEVICE Fq2 sqr() const;
-  // ab = a·b and cd = c·d; aa = a², cc = c² (one call each: fq2_mul2, fq2_square2).
-  DEVICE static void mul2(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d, Fq2& ab, Fq2& cd);
-  DEVICE static void sqr2(const Fq2& a, const Fq2& c, Fq2& aa, Fq2& cc);
-#else
-  static constexpr bool PAIRED = false;
-  static constexpr bool MADD_INLINE = false;
-  static constexpr bool MUL_SUB = false;
-  DEVICE static Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return a * b - c * d; }
-  DEVICE Fq2 mul_inline(const Fq2& b) const { return *this * b; }
-  DEVICE Fq2 sqr_inline() const { return sqr(); }
-  // Karatsuba: three Fq products. Out of line, like the curve operations (see NOINLINE).
-  // (The default, G16_FQ2_BYVALUE, is the same formulas in fq2_mul / fq2_square below.)
-  NOINLINE Fq2 operator*(const Fq2& b) const {
-    Fq v0 = c0 * b.c0, v1 = c1 * b.c1;
-    Fq2 r;
-    r.c0 = v0 - v1;
-    r.c1 = (c0 + c1) * (b.c0 + b.c1) - v0 - v1;
-    return r;
-  }
-  // (a0 + a1·u)² = (a0 + a1)(a0 − a1) + 2·a0·a1·u: two Fq products.
-  NOINLINE Fq2 sqr() const {
-    Fq2 r;
-    Fq p = c0 * c1;
-    r.c0 = (c0 + c1) * (c0 - c1);
-    r.c1 = p + p;
-    return r;
-  }
-#endif
-  // (a0 + a1·u)⁻¹ = (a0 − a1·u) / (a0² + a1²); 0 for 0.
-  NOINLINE Fq2 inverse() const {
-    const Fq t = (c0 * c0 + c1 * c1).inverse();
-    Fq2 r;
-    r.c0 = c0 * t;
-    r.c1 = (c1 * t).neg();
-    return r;
-  }
-};
-
-#if G16_FQ2_BYVALUE
-// Karatsuba, three Fq products; and (a0 + a1·u)² = (a0 + a1)(a0 − a1) + 2·a0·a1·u, two. The
-// same formulas as the member versions above; operands by value, so no stack round trip.
-#if G16_FQ2_LAZY
-// Karatsuba with the reduction deferred: the three Fq products v0 = a0·b0, v1 = a1·b1 and
-// v2 = (a0 + a1)·(b0 + b1) are kept whole (2N limbs, `Fq::mul_wide`), and each coordinate is
-// ONE Montgomery reduction of its double-width value: 3 × 144 limb products + 2 reductions
-// (2 × 144) instead of 3 × (144 + 144). All inputs are < p (every Fq operation returns a
-// reduced value), so, with R = 2^384 and 8p < R:
-//   c0 = REDC(v0 − v1 + [v0 < v1]·p·R): v0 − v1 ∈ (−p², p²), so the argument is in [0, p·R).
-//   c1 = REDC(v2 − v0 − v1) = REDC(a0·b1 + a1·b0) ∈ [0, 2p²) ⊂ [0, p·R). The sums a0 + a1 and
-//        b0 + b1 are left unreduced (< 2p < R), so v2 < 4p² < R², and v2 − v0 ≥ 0 on the way.
-DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
-  constexpr int N = Fq::N;
-  u32 sa[N], sb[N];
-  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
-#pragma unroll
-  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
-  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
-#pragma unroll
-  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
-  u32 v0[2 * N], v1[2 * N], d[2 * N];
-  Fq::mul_wide(v0, a.c0.l, b.c0.l);
-  Fq::mul_wide(v1, a.c1.l, b.c1.l);
-  // d = v0 − v1, plus p·R (p added to the high half) when that borrowed.
-  d[0] = ptx::sub_cc(v0[0], v1[0]);
-#pragma unroll
-  for (int j = 1; j < 2 * N; j++) d[j] = ptx::subc_cc(v0[j], v1[j]);
-  const u32 borrow = ptx::subc(0, 0);
-  d[N] = ptx::add_cc(d[N], FqParams::mod(0) & borrow);
-#pragma unroll
-  for (int j = 1; j < N; j++) d[N + j] = ptx::addc_cc(d[N + j], FqParams::mod(j) & borrow);
-  Fq2 r;
-  r.c0 = Fq::redc(d);
-  u32 v2[2 * N];
-  Fq::mul_wide(v2, sa, sb);
-  v2[0] = ptx::sub_cc(v2[0], v0[0]);
-#pragma unroll
-  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v0[j]);
-  v2[0] = ptx::sub_cc(v2[0], v1[0]);
-#pragma unroll
-  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v1[j]);
-  r.c1 = Fq::redc(v2);
-  return r;
-}
-
-// x ← x − y over 2N limbs, plus p·R when that borrowed: for x, y in [0, p·R) the result is in
-// [0, p·R) and ≡ x − y (mod p), a valid REDC argument.
-DEVICE void fq_sub_wide(u32 x[2 * Fq::N], const u32 y[2 * Fq::N]) {
-  constexpr int N = Fq::N;
-  x[0] = ptx::sub_cc(x[0], y[0]);
-#pragma unroll
-  for (int j = 1; j < 2 * N; j++) x[j] = ptx::subc_cc(x[j], y[j]);
-  const u32 borrow = ptx::subc(0, 0);
-  x[N] = ptx::add_cc(x[N], FqParams::mod(0) & borrow);
-#pragma unroll
-  for (int j = 1; j < N; j++) x[N + j] = ptx::addc_cc(x[N + j], FqParams::mod(j) & borrow);
-}
-
-// a·b before its two reductions (as fq2_mul_body): w0 = a0·b0 − a1·b1 (+ p·R when negative)
-// and w1 = a0·b1 + a1·b0, each in [0, p·R).
-DEVICE void fq2_mul_wide(u32 w0[2 * Fq::N], u32 w1[2 * Fq::N], const Fq2& a, const Fq2& b) {
-  constexpr int N = Fq::N;
-  u32 sa[N], sb[N], v1[2 * N];
-  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
-#pragma unroll
-  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
-  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
-#pragma unroll
-  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
-  Fq::mul_wide(w0, a.c0.l, b.c0.l);
-  Fq::mul_wide(v1, a.c1.l, b.c1.l);
-  Fq::mul_wide(w1, sa, sb);
-  w1[0] = ptx::sub_cc(w1[0], w0[0]);
-#pragma unroll
-  for (int j = 1; j < 2 * N; j++) w1[j] = ptx::subc_cc(w1[j], w0[j]);
-  w1[0] = ptx::sub_cc(w1[0], v1[0]);
-#pragma unroll
-  for (int j = 1; j < 2 * N; j++) w1[j] = ptx::subc_cc(w1[j], v1[j]);
-  fq_sub_wide(w0, v1);
-}
-
-// a·b − c·d with one reduction a coordinate: both products unreduced (fq2_mul_wide), their
-// difference brought back into [0, p·R) (fq_sub_wide), then REDC: 6 double-width products and
-// 2 reductions where two Fq2 products take 6 and 4.
-NOINLINE Fq2 fq2_mul_sub(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
-  constexpr int N = Fq::N;
-  u32 x0[2 * N], x1[2 * N], y0[2 * N], y1[2 * N];
-  fq2_mul_wide(x0, x1, a, b);
-  fq2_mul_wide(y0, y1, c, d);
-  fq_sub_wide(x0, y0);
-  fq_sub_wide(x1, y1);
-  Fq2 r;
-  r.c0 = Fq::redc(x0);
-  r.c1 = Fq::redc(x1);
-  return r;
-}
-DEVICE Fq2 Fq2::mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return fq2_mul_sub(a, b, c, d); }
-#else
-DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
-  Fq v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
-  Fq2 r;
-  r.c0 = v0 - v1;
-  r.c1 = (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1;
-  return r;
-}
-#endif
-DEVICE Fq2 fq2_square_body(Fq2 a) {
-  Fq2 r;
-  Fq p = a.c0 * a.c1;
-  r.c0 = (a.c0 + a.c1) * (a.c0 - a.c1);
-  r.c1 = p + p;
-  return r;
-}
-NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) { return fq2_mul_body(a, b); }
-NOINLINE Fq2 fq2_square(Fq2 a) { return fq2_square_body(a); }
-DEVICE Fq2 Fq2::operator*(const Fq2& b) const { return fq2_mul(*this, b); }
-DEVICE Fq2 Fq2::mul_inline(const Fq2& b) const { return fq2_mul_body(*this, b); }
-DEVICE Fq2 Fq2::sqr_inline() const { return fq2_square_body(*this); }
-DEVICE Fq2 Fq2::sqr() const { return fq2_square(*this); }
-
-// Two independent products (or squares) in one out-of-line call: half the calls of the
-// mixed addition, so half the caller's saves and restores of its live values around them, and
-// two independent sets of carry chains in one body for ptxas to interleave (G2's accumulation
-// is latency-bound at 2 warps a scheduler: NOTES.md).
-struct Fq2Pair {
-  Fq2 a, b;
-};
-NOINLINE Fq2Pair fq2_mul2(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
-  Fq2Pair r;
-  r.a = fq2_mul_body(a, b);
-  r.b = fq2_mul_body(c, d);
-  return r;
-}
-NOINLINE Fq2Pair fq2_square2(Fq2 a, Fq2 c) {
-  Fq2Pair r;
-  r.a = fq2_square_body(a);
-  r.b = fq2_square_body(c);
-  return r;
-}
-DEVICE void Fq2::mul2(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d, Fq2& ab, Fq2& cd) {
-  const Fq2Pair r = fq2_mul2(a, b, c, d);
-  ab = r.a;
-  cd = r.b;
-}
-DEVICE void Fq2::sqr2(const Fq2& a, const Fq2& c, Fq2& aa, Fq2& cc) {
-  const Fq2Pair r = fq2_square2(a, c);
-  aa = r.a;
-  cc = r.b;
-}
-#endif

@@ -1,0 +1,234 @@
+//! One MSM's four phases (digits, sort, accumulate, reduce), each a device span under the
+//! MSM's own, with their buffers from the MSM's workspace.
+
+use ark_ec::short_weierstrass::SWCurveConfig;
+use g16_core::timeline::SpanId;
+
+use super::{Curve, Msm, MsmPlan, BIG_PIECE, ONES_BLOCKS};
+use crate::device::{Arg, CudaDevice};
+use crate::error::CudaError;
+use crate::staging::Staging;
+
+/// One MSM's phases on the compute stream, with buffers from the workspace; the host waits
+/// only for the final download.
+pub(super) struct Phases<'a, C: SWCurveConfig> {
+    pub dev: &'a CudaDevice,
+    pub staging: &'a Staging,
+    pub msm: &'a Msm,
+    pub curve: &'a Curve<C>,
+    pub plan: MsmPlan,
+    /// The points the entries index: the bases (windowed) or their table (shared).
+    pub points: u64,
+    /// The bases themselves, for the ones of the 0/1 split.
+    pub bases: u64,
+    pub parent: Option<SpanId>,
+}
+
+/// The digits' outputs that later phases read.
+struct Digits {
+    counts: u64,
+    ones: u64,
+    ones_count: u64,
+    big_count: u64,
+    pieces_count: u64,
+}
+
+impl<C: SWCurveConfig> Phases<'_, C> {
+    /// The sets' sums and the ones' sum, as XYZZ words.
+    pub fn run(&self, scalars: u64) -> Result<Vec<u32>, CudaError> {
+        let split = u32::from(self.msm.ones_split());
+        let digits = self.digits(scalars, split)?;
+        let (offsets, sorted) = self.sort(scalars, split, &digits)?;
+        let sums = self.accumulate(&digits, offsets, sorted)?;
+        self.reduce(&digits, sums)
+    }
+
+    fn ws(&self, name: &'static str, words: usize) -> Result<u64, CudaError> {
+        self.msm.workspace.get(self.dev, name, words)
+    }
+
+    fn span<R>(&self, phase: &str, work: impl FnOnce() -> Result<R, CudaError>) -> Result<R, CudaError> {
+        self.dev.span(&format!("{}.{phase}", self.curve.span), self.parent, work)
+    }
+
+    /// Blocks of 256 threads over the scalars.
+    fn scalar_grid(&self) -> u32 {
+        (self.plan.n as u32).div_ceil(256).min(16 * 1024)
+    }
+
+    /// The arguments of the kernels that compute the scalars' digits (`kernels/msm/sort.cu`):
+    /// the scalars and the layout, then `rest`.
+    fn digit_args(&self, scalars: u64, rest: &[Arg]) -> Vec<Arg> {
+        let plan = &self.plan;
+        let layout = [
+            Arg::Ptr(scalars),
+            Arg::U32(plan.n as u32),
+            Arg::U32(plan.layout.c),
+            Arg::U32(plan.layout.windows),
+            Arg::U32(plan.stride),
+        ];
+        layout.iter().chain(rest).copied().collect()
+    }
+
+    /// Bucket sizes, and the list of ones.
+    fn digits(&self, scalars: u64, split: u32) -> Result<Digits, CudaError> {
+        let (plan, buckets) = (&self.plan, self.plan.buckets());
+        let counts = self.ws("MSM bucket counts", buckets)?;
+        let ones = self.ws("MSM ones list", plan.n)?;
+        let flags = self.ws("MSM counters", 4)?; // [ones_count, big_count, pieces]
+        self.dev.zero_words(counts, buckets)?;
+        self.dev.zero_words(flags, 4)?;
+        let args = [Arg::Ptr(counts), Arg::Ptr(ones), Arg::Ptr(flags), Arg::U32(split)];
+        self.span("digits", || {
+            self.dev.launch("msm_count", self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+        })?;
+        Ok(Digits { counts, ones, ones_count: flags, big_count: flags + 4, pieces_count: flags + 8 })
+    }
+
+    /// Offsets by a scan of the counts, then the counting sort's scatter: (offsets, sorted).
+    fn sort(&self, scalars: u64, split: u32, digits: &Digits) -> Result<(u64, u64), CudaError> {
+        let (plan, buckets) = (&self.plan, self.plan.buckets());
+        let offsets = self.ws("MSM bucket offsets", buckets)?;
+        let cursor = self.ws("MSM bucket cursors", buckets)?;
+        let sorted = self.ws("MSM sorted entries", plan.entries())?;
+        self.span("sort", || {
+            self.dev.copy_words(offsets, digits.counts, buckets)?;
+            self.exclusive_scan(offsets, buckets, 0)?;
+            self.dev.copy_words(cursor, offsets, buckets)?;
+            let args = [Arg::Ptr(cursor), Arg::Ptr(sorted), Arg::U32(split)];
+            self.dev.launch("msm_scatter", self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+        })?;
+        Ok((offsets, sorted))
+    }
+
+    /// Exclusive prefix sum of `len` words in place (`kernels/util/scan.cu`): blocks of 1024,
+    /// their totals scanned recursively (`depth` names each level's workspace buffer) and added
+    /// back.
+    fn exclusive_scan(&self, data: u64, len: usize, depth: usize) -> Result<(), CudaError> {
+        const LEVELS: [&str; 4] = ["scan sums 0", "scan sums 1", "scan sums 2", "scan sums 3"];
+        let blocks = len.div_ceil(1024);
+        let sums = self.ws(LEVELS[depth.min(3)], blocks.max(1))?;
+        self.dev.launch("scan_blocks", blocks as u32, 1024, &[Arg::Ptr(data), Arg::U32(len as u32), Arg::Ptr(sums)])?;
+        if blocks > 1 {
+            self.exclusive_scan(sums, blocks, depth + 1)?;
+            self.dev.launch(
+                "scan_add",
+                (len as u32).div_ceil(256),
+                256,
+                &[Arg::Ptr(data), Arg::U32(len as u32), Arg::Ptr(sums)],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// One thread per bucket; the big buckets by whole blocks, planned on the device. A big
+    /// bucket has more than `big` entries, which bounds their number. Returns the bucket sums.
+    fn accumulate(&self, digits: &Digits, offsets: u64, sorted: u64) -> Result<u64, CudaError> {
+        let (plan, curve, dev) = (&self.plan, self.curve, self.dev);
+        let (buckets, entries, xw) = (plan.buckets(), plan.entries(), curve.xyzz_words);
+        let persistent = 4 * dev.info().multiprocessors.max(1);
+        let max_big = buckets.min(entries / (plan.big as usize + 1) + 1);
+        let max_pieces = entries / BIG_PIECE + max_big;
+        let sums = self.ws("MSM bucket sums", buckets * xw)?;
+        let big_list = self.ws("MSM big-bucket list", max_big * 3)?;
+        let table = self.ws("MSM big-bucket table", max_big * 3)?;
+        let pieces = self.ws("MSM big-bucket pieces", max_pieces * 2)?;
+        let partials = self.ws("MSM big-bucket partial sums", max_pieces * xw)?;
+        self.span("accumulate", || {
+            dev.launch(
+                curve.accumulate,
+                (buckets as u32).div_ceil(128),
+                128,
+                &[
+                    Arg::Ptr(self.points),
+                    Arg::Ptr(sorted),
+                    Arg::Ptr(offsets),
+                    Arg::Ptr(digits.counts),
+                    Arg::U32(buckets as u32),
+                    Arg::U32(plan.big),
+                    Arg::Ptr(sums),
+                    Arg::Ptr(big_list),
+                    Arg::Ptr(digits.big_count),
+                ],
+            )?;
+            dev.launch(
+                "msm_big_plan",
+                1,
+                1024,
+                &[
+                    Arg::Ptr(big_list),
+                    Arg::Ptr(digits.big_count),
+                    Arg::U32(BIG_PIECE as u32),
+                    Arg::Ptr(table),
+                    Arg::Ptr(pieces),
+                    Arg::Ptr(digits.pieces_count),
+                ],
+            )?;
+            dev.launch(
+                curve.big_pieces,
+                (max_pieces as u32).min(persistent),
+                curve.threads,
+                &[
+                    Arg::Ptr(self.points),
+                    Arg::Ptr(sorted),
+                    Arg::Ptr(pieces),
+                    Arg::Ptr(digits.pieces_count),
+                    Arg::Ptr(partials),
+                ],
+            )?;
+            dev.launch(
+                curve.big_combine,
+                (max_big as u32).div_ceil(64).min(persistent),
+                64,
+                &[Arg::Ptr(table), Arg::Ptr(digits.big_count), Arg::Ptr(partials), Arg::Ptr(sums)],
+            )
+        })?;
+        Ok(sums)
+    }
+
+    /// Per-set running sums over segments, folded in two rounds (a few blocks per set, then
+    /// one); the ones summed by many blocks and folded into one sum. The sets' sums and the
+    /// ones' sum go to the host.
+    fn reduce(&self, digits: &Digits, sums: u64) -> Result<Vec<u32>, CudaError> {
+        let (plan, curve, dev) = (&self.plan, self.curve, self.dev);
+        let (sets, xw) = (plan.layout.sets, curve.xyzz_words);
+        let groups = (plan.segments / (4 * curve.threads)).max(1);
+        let segs = self.ws("MSM segment sums", sets as usize * plan.segments as usize * xw)?;
+        let fold_sums = self.ws("MSM fold sums", sets as usize * groups as usize * xw)?;
+        let ones_partials = self.ws("MSM ones partial sums", ONES_BLOCKS as usize * xw)?;
+        let out_words = (sets as usize + 1) * xw;
+        let out = self.ws("MSM results", out_words)?;
+        let ones_out = out + (sets as usize * xw * 4) as u64;
+        self.span("reduce", || {
+            dev.launch(
+                curve.bucket_reduce,
+                (sets * plan.segments).div_ceil(64),
+                64,
+                &[
+                    Arg::Ptr(sums),
+                    Arg::U32(sets),
+                    Arg::U32(plan.layout.half()),
+                    Arg::U32(plan.segments),
+                    Arg::Ptr(segs),
+                ],
+            )?;
+            let fold = |src: u64, groups: u32, per: u32, dst: u64| {
+                dev.launch(curve.window_fold, groups, curve.threads, &[Arg::Ptr(src), Arg::U32(per), Arg::Ptr(dst)])
+            };
+            if groups > 1 {
+                fold(segs, sets * groups, plan.segments / groups, fold_sums)?;
+                fold(fold_sums, sets, groups, out)?;
+            } else {
+                fold(segs, sets, plan.segments, out)?;
+            }
+            dev.launch(
+                curve.ones_sum,
+                ONES_BLOCKS,
+                curve.threads,
+                &[Arg::Ptr(self.bases), Arg::Ptr(digits.ones), Arg::Ptr(digits.ones_count), Arg::Ptr(ones_partials)],
+            )?;
+            fold(ones_partials, 1, ONES_BLOCKS, ones_out)?;
+            self.staging.download_words(dev, out, out_words)
+        })
+    }
+}

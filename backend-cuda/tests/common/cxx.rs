@@ -1,0 +1,49 @@
+//! The host's C++ compiler, for the tests that run the kernels' source on the host
+//! (`G16_HOST_EMULATION`). Shared by `tests/host_arithmetic.rs` and the NTT's unit tests.
+
+use std::path::Path;
+use std::process::Command;
+
+/// `$CXX`, else the first of c++, g++, clang++ that runs. None (after saying so loudly) where
+/// there is none, unless `G16_REQUIRE_CXX=1`, which makes that a failure.
+pub fn compiler_or_skip(what: &str) -> Option<String> {
+    let candidates = std::env::var("CXX").ok().into_iter().chain(["c++", "g++", "clang++"].map(String::from));
+    let found =
+        candidates.into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    if found.is_none() {
+        if std::env::var("G16_REQUIRE_CXX").as_deref() == Ok("1") {
+            panic!("a C++ compiler is required (G16_REQUIRE_CXX=1) but none of $CXX, c++, g++, clang++ runs");
+        }
+        eprintln!("\n!!! SKIPPED: no C++ compiler for {what} (set G16_REQUIRE_CXX=1 to make this a failure)\n");
+    }
+    found
+}
+
+/// Compiles `source` (C++17, with `G16_HOST_EMULATION` defined first) into the executable
+/// `exe`, panicking with the compiler's output if it fails.
+pub fn build(cxx: &str, source: &str, exe: &Path, optimise: &str) {
+    let cpp = exe.with_extension("cpp");
+    std::fs::write(&cpp, format!("#define G16_HOST_EMULATION\n{source}")).expect("write the harness");
+    let out = Command::new(cxx)
+        .args(["-std=c++17", optimise, "-o"])
+        .arg(exe)
+        .arg(&cpp)
+        .output()
+        .expect("run the C++ compiler");
+    assert!(out.status.success(), "{cxx} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Runs `exe` with `input` on its standard input; its standard output. The input is written
+/// from another thread: input and output may each be larger than a pipe's buffer.
+pub fn run(exe: &Path, input: &str) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run the harness");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let out = std::thread::scope(|scope| {
+        scope.spawn(move || stdin.write_all(input.as_bytes()).expect("write the input"));
+        child.wait_with_output().expect("the harness's output")
+    });
+    assert!(out.status.success(), "the harness failed: {}", out.status);
+    String::from_utf8(out.stdout).expect("utf8")
+}

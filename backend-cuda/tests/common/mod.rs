@@ -1,0 +1,3 @@
+//! Code shared by this crate's tests.
+
+pub mod cxx;

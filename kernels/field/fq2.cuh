@@ -1,0 +1,90 @@
+// Fq2 = Fq[u]/(u² + 1), over `field/fp.cuh`'s Fq: G2's coordinates.
+//
+// The product and the square are out-of-line free functions taking their operands by value, so
+// ptxas passes them in registers; as member functions taking references they went through the
+// stack (docs/perf/cuda.md: Fq2 product and square). The product reduces lazily: two
+// Montgomery reductions instead of three (see fq2_mul_body).
+#pragma once
+
+struct Fq2 {
+  Fq c0, c1;
+  // Whether the MSM's accumulation inlines its mixed addition over Fq2 (see
+  // Xyzz::add_affine_hot): no; inlined, G2's larger body measured slower (docs/perf/cuda.md:
+  // mixed addition in the accumulation).
+  static constexpr bool HOT_INLINE = false;
+  DEVICE static Fq2 zero() { Fq2 r; r.c0 = Fq::zero(); r.c1 = Fq::zero(); return r; }
+  DEVICE static Fq2 one() { Fq2 r; r.c0 = Fq::one(); r.c1 = Fq::zero(); return r; }
+  DEVICE bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+  DEVICE bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
+  DEVICE bool operator!=(const Fq2& o) const { return !(*this == o); }
+  DEVICE Fq2 operator+(const Fq2& b) const { Fq2 r; r.c0 = c0 + b.c0; r.c1 = c1 + b.c1; return r; }
+  DEVICE Fq2 operator-(const Fq2& b) const { Fq2 r; r.c0 = c0 - b.c0; r.c1 = c1 - b.c1; return r; }
+  DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
+  DEVICE Fq2 dbl() const { return *this + *this; }
+  DEVICE Fq2 operator*(const Fq2& b) const;
+  DEVICE Fq2 sqr() const;
+  // (a0 + a1·u)⁻¹ = (a0 − a1·u) / (a0² + a1²); 0 for 0.
+  NOINLINE Fq2 inverse() const {
+    const Fq t = (c0 * c0 + c1 * c1).inverse();
+    Fq2 r;
+    r.c0 = c0 * t;
+    r.c1 = (c1 * t).neg();
+    return r;
+  }
+};
+
+// Karatsuba with the reduction deferred: the three Fq products v0 = a0·b0, v1 = a1·b1 and
+// v2 = (a0 + a1)·(b0 + b1) are kept whole (2N limbs, `Fq::mul_wide`), and each coordinate is
+// ONE Montgomery reduction of its double-width value: 3 × 144 limb products + 2 reductions
+// (2 × 144) instead of 3 × (144 + 144). All inputs are < p (every Fq operation returns a
+// reduced value), so, with R = 2^384 and 8p < R:
+//   c0 = REDC(v0 − v1 + [v0 < v1]·p·R): v0 − v1 ∈ (−p², p²), so the argument is in [0, p·R).
+//   c1 = REDC(v2 − v0 − v1) = REDC(a0·b1 + a1·b0) ∈ [0, 2p²) ⊂ [0, p·R). The sums a0 + a1 and
+//        b0 + b1 are left unreduced (< 2p < R), so v2 < 4p² < R², and v2 − v0 ≥ 0 on the way.
+DEVICE Fq2 fq2_mul_body(Fq2 a, Fq2 b) {
+  constexpr int N = Fq::N;
+  u32 sa[N], sb[N];
+  sa[0] = ptx::add_cc(a.c0.l[0], a.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sa[j] = ptx::addc_cc(a.c0.l[j], a.c1.l[j]);
+  sb[0] = ptx::add_cc(b.c0.l[0], b.c1.l[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) sb[j] = ptx::addc_cc(b.c0.l[j], b.c1.l[j]);
+  u32 v0[2 * N], v1[2 * N], d[2 * N];
+  Fq::mul_wide(v0, a.c0.l, b.c0.l);
+  Fq::mul_wide(v1, a.c1.l, b.c1.l);
+  // d = v0 − v1, plus p·R (p added to the high half) when that borrowed.
+  d[0] = ptx::sub_cc(v0[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) d[j] = ptx::subc_cc(v0[j], v1[j]);
+  const u32 borrow = ptx::subc(0, 0);
+  d[N] = ptx::add_cc(d[N], FqParams::mod(0) & borrow);
+#pragma unroll
+  for (int j = 1; j < N; j++) d[N + j] = ptx::addc_cc(d[N + j], FqParams::mod(j) & borrow);
+  Fq2 r;
+  r.c0 = Fq::redc(d);
+  u32 v2[2 * N];
+  Fq::mul_wide(v2, sa, sb);
+  v2[0] = ptx::sub_cc(v2[0], v0[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v0[j]);
+  v2[0] = ptx::sub_cc(v2[0], v1[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N; j++) v2[j] = ptx::subc_cc(v2[j], v1[j]);
+  r.c1 = Fq::redc(v2);
+  return r;
+}
+
+// (a0 + a1·u)² = (a0 + a1)(a0 − a1) + 2·a0·a1·u: two Fq products.
+DEVICE Fq2 fq2_square_body(Fq2 a) {
+  Fq2 r;
+  Fq p = a.c0 * a.c1;
+  r.c0 = (a.c0 + a.c1) * (a.c0 - a.c1);
+  r.c1 = p + p;
+  return r;
+}
+// Out of line, like the curve operations (see NOINLINE in fp.cuh).
+NOINLINE Fq2 fq2_mul(Fq2 a, Fq2 b) { return fq2_mul_body(a, b); }
+NOINLINE Fq2 fq2_square(Fq2 a) { return fq2_square_body(a); }
+DEVICE Fq2 Fq2::operator*(const Fq2& b) const { return fq2_mul(*this, b); }
+DEVICE Fq2 Fq2::sqr() const { return fq2_square(*this); }

@@ -1,0 +1,80 @@
+// The MSM's first two phases: every scalar's signed window digits, counted by bucket, then
+// sorted by bucket (a counting sort on the device; the scan between them is `util/scan.cu`).
+//
+// The scalar range is cut into W windows of c bits. A window's digit is taken in
+// [−2^(c−1)+1, 2^(c−1)] (a digit above 2^(c−1) becomes digit − 2^c and carries one into the
+// next window), so each bucket set has B = 2^(c−1) buckets and a negative digit adds the
+// negated point. W·c ≥ 256 leaves the top window room for the last carry (scalars are < 2^255).
+//
+//   digits  msm_count: per bucket counts; scalars equal to 1 go to the `ones` list instead
+//           (the 0/1 split), zero digits go nowhere.
+//   sort    the host scans the counts into offsets, then msm_scatter: each (scalar, window)
+//           with a nonzero digit writes its entry index (sign in bit 31) into its bucket's slot.
+//
+// Entry indices are point indices in the windowed layout (one bucket set a window) and
+// w·len + i in the shared layout over shifted bases (`msm/table.cu`: one set for all windows).
+
+// Bits [off, off + c) of a 256-bit little-endian scalar (c ≤ 24); selects by unrolled compare
+// so the limbs stay in registers.
+DEVICE u32 window_bits(const Fr& s, u32 off, u32 c) {
+  const u32 i = off >> 5, sh = off & 31;
+  u32 lo = 0, hi = 0;
+#pragma unroll
+  for (u32 j = 0; j < 8; j++) {
+    if (j == i) lo = s.l[j];
+    if (j == i + 1) hi = s.l[j];
+  }
+  const u64 v = ((u64)hi << 32 | lo) >> sh;
+  return (u32)v & ((1u << c) - 1);
+}
+
+DEVICE bool is_plain_one(const Fr& s) {
+  u32 acc = s.l[0] ^ 1u;
+#pragma unroll
+  for (int j = 1; j < 8; j++) acc |= s.l[j];
+  return acc == 0;
+}
+
+// Runs emit(bucket_key, entry, negative) for each nonzero signed digit of the plain scalar s
+// of point i: windowed layout (stride 0): key w·B + |d| − 1, entry i; shared layout (stride =
+// the table's points per window): key |d| − 1, entry w·stride + i.
+template <class Emit>
+DEVICE void for_each_digit(const Fr& s, u32 i, u32 c, u32 windows, u32 stride, Emit emit) {
+  const u32 half = 1u << (c - 1);
+  u32 carry = 0;
+  for (u32 w = 0; w < windows; w++) {
+    const u32 v = window_bits(s, w * c, c) + carry;
+    u32 mag;
+    u32 neg;
+    if (v > half) { mag = (1u << c) - v; neg = 1; carry = 1; }
+    else { mag = v; neg = 0; carry = 0; }
+    if (mag != 0) {
+      if (stride) emit(mag - 1, w * stride + i, neg);
+      else emit(w * half + mag - 1, i, neg);
+    }
+  }
+}
+
+extern "C" __global__ void msm_count(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows, u32 stride,
+                                     u32* counts, u32* ones, u32* ones_count, u32 split) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const Fr s = scalars[i].from_montgomery();
+    if (split && is_plain_one(s)) {
+      ones[atomicAdd(ones_count, 1u)] = i;
+      continue;
+    }
+    for_each_digit(s, i, c, windows, stride, [&](u32 key, u32, u32) { atomicAdd(&counts[key], 1u); });
+  }
+}
+
+extern "C" __global__ void msm_scatter(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows, u32 stride,
+                                       u32* cursor, u32* sorted, u32 split) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const Fr s = scalars[i].from_montgomery();
+    if (split && is_plain_one(s)) continue;
+    for_each_digit(s, i, c, windows, stride, [&](u32 key, u32 entry, u32 neg) {
+      const u32 pos = atomicAdd(&cursor[key], 1u);
+      sorted[pos] = entry | (neg << 31);
+    });
+  }
+}
