@@ -75,14 +75,15 @@ pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> Re
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         #[cfg(feature = "cuda")]
         BackendKind::Cuda => {
-            let options = g16_cuda::CudaOptions { ordinal, ..Default::default() };
+            let options = g16_cuda::CudaOptions { ordinal, ..settings.cuda.clone() };
             Ok(AnyBackend::Cuda(g16_cuda::CudaBackend::open(&options)?))
         }
         #[cfg(not(feature = "cuda"))]
         BackendKind::Cuda => Err(not_built(kind)),
         #[cfg(feature = "wgpu")]
         BackendKind::Wgpu => {
-            Ok(AnyBackend::Wgpu(g16_wgpu::WgpuBackend::open(&g16_wgpu::WgpuOptions { ordinal, ..Default::default() })?))
+            let options = g16_wgpu::WgpuOptions { ordinal, ..settings.wgpu.clone() };
+            Ok(AnyBackend::Wgpu(g16_wgpu::WgpuBackend::open(&options)?))
         }
         #[cfg(not(feature = "wgpu"))]
         BackendKind::Wgpu => Err(not_built(kind)),

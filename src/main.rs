@@ -71,6 +71,9 @@ enum TimelineCommand {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     let settings = Settings::from_env()?;
+    for name in g16::settings::unknown_variables() {
+        eprintln!("note: {name} is not a g16 setting and is ignored (docs/tuning.md lists them)");
+    }
     match cli.command {
         Command::Devices => devices::run(&settings),
         Command::Setup { circuit, size, out, compress, seed } => {
@@ -83,11 +86,24 @@ fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
+    quiet_vulkan_device_selection();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Mesa's device-select Vulkan layer connects to Wayland to find the session's default GPU, and
+/// where there is no session (`XDG_RUNTIME_DIR` unset: a server, a container, CI) libwayland
+/// prints an error line for each attempt, before every proof, about a backend g16 never uses.
+/// g16 orders adapters itself, so the layer has nothing to decide; it is turned off for this
+/// process unless the user set `NODEVICE_SELECT` either way. Runs first, before any thread.
+fn quiet_vulkan_device_selection() {
+    let no_session = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| d.is_empty());
+    if no_session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        std::env::set_var("NODEVICE_SELECT", "1");
     }
 }

@@ -1,14 +1,15 @@
 //! Settings from the environment, read once when a command starts and passed down as typed
 //! options: nothing below this module reads a `G16_*` variable. docs/tuning.md lists every
-//! name, its values and its default.
+//! name, its values and its default; a value that cannot be used is an error naming it.
 
 use std::path::PathBuf;
 
+use g16_core::backend::msm_plan::{MsmTuning, DEFAULT_TABLES, TABLE_WIDTHS, WINDOW_WIDTHS};
 use g16_core::key_store::KeyStore;
 
 /// A variable whose value cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{name}={value:?}: {expected}")]
+#[error("{name}={value:?}: expected {expected}")]
 pub struct SettingsError {
     pub name: &'static str,
     pub value: String,
@@ -21,6 +22,106 @@ pub struct Settings {
     /// Keys, compiled kernels and pipeline caches: `$G16_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/g16`, else `~/.cache/g16`; `None` where none of them is set.
     pub cache_dir: Option<PathBuf>,
+    /// The CUDA backend's options (the ordinal is set when a device opens).
+    #[cfg(feature = "cuda")]
+    pub cuda: g16_cuda::CudaOptions,
+    /// The wgpu backend's options (the ordinal is set when a device opens).
+    #[cfg(feature = "wgpu")]
+    pub wgpu: g16_wgpu::WgpuOptions,
+}
+
+/// Every `G16_*` name g16 reads: the settings above, and the tests' own.
+pub const KNOWN: &[&str] = &[
+    "G16_CACHE_DIR",
+    "G16_CUDA_ONES_SPLIT",
+    "G16_CUDA_MSM_WINDOW",
+    "G16_CUDA_MSM_TABLE_WINDOW",
+    "G16_CUDA_MSM_PRECOMPUTE",
+    "G16_CUDA_MSM_PRECOMPUTE_MAX",
+    "G16_WGPU_ARITH",
+    "G16_NO_PIPELINE_CACHE",
+    "G16_WGPU_MSM_WINDOW",
+    "G16_WGPU_MSM_TABLE_WINDOW",
+    "G16_WGPU_MSM_PRECOMPUTE",
+    "G16_WGPU_MSM_PRECOMPUTE_MAX",
+    "G16_REQUIRE_CPU",
+    "G16_REQUIRE_CUDA",
+    "G16_REQUIRE_WGPU",
+    "G16_REQUIRE_NVRTC",
+    "G16_REQUIRE_CXX",
+    "G16_CONFORMANCE",
+    "G16_TEST_SEED",
+];
+
+/// The `G16_*` variables of the environment that g16 does not read (a misspelling, or a switch
+/// that no longer exists), so the CLI can say they are ignored.
+pub fn unknown_variables() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| name.starts_with("G16_") && !KNOWN.contains(&name.as_str()))
+        .collect()
+}
+
+/// Reads and checks variables of one environment.
+struct Vars<F: Fn(&str) -> Option<String>>(F);
+
+// reason: a CPU-only build reads no backend's variables
+#[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+impl<F: Fn(&str) -> Option<String>> Vars<F> {
+    /// The variable's value; an empty one counts as unset.
+    fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    }
+
+    fn parse<T>(
+        &self,
+        name: &'static str,
+        expected: &'static str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Option<T>, SettingsError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(value) => parse(&value).map(Some).ok_or(SettingsError { name, value, expected }),
+        }
+    }
+
+    fn flag(&self, name: &'static str) -> Result<Option<bool>, SettingsError> {
+        self.parse(name, "1 or 0", |v| match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "on" | "yes" => Some(true),
+            "0" | "false" | "off" | "no" => Some(false),
+            _ => None,
+        })
+    }
+
+    fn width(
+        &self,
+        name: &'static str,
+        widths: std::ops::RangeInclusive<u32>,
+        expected: &'static str,
+    ) -> Result<Option<u32>, SettingsError> {
+        self.parse(name, expected, |v| v.parse().ok().filter(|c| widths.contains(c)))
+    }
+
+    fn log2(&self, name: &'static str) -> Result<Option<u32>, SettingsError> {
+        self.parse(name, "a log2 size, 0 to 40", |v| v.parse().ok().filter(|&l: &u32| l <= 40))
+    }
+
+    /// A backend's MSM tuning from `<prefix>_MSM_WINDOW`, `_TABLE_WINDOW`, `_PRECOMPUTE` (0:
+    /// no shifted bases) and `_PRECOMPUTE_MAX`.
+    fn msm(&self, names: [&'static str; 4]) -> Result<MsmTuning, SettingsError> {
+        let [window, table_window, min, max] = names;
+        let max = self.log2(max)?.unwrap_or(DEFAULT_TABLES.1);
+        let tables = match self.log2(min)? {
+            Some(0) => None,
+            Some(min) => Some((min, max)),
+            None => Some((DEFAULT_TABLES.0, max)),
+        };
+        Ok(MsmTuning {
+            window: self.width(window, WINDOW_WIDTHS, "a window width, 4 to 20")?,
+            table_window: self.width(table_window, TABLE_WIDTHS, "a window width, 8 to 20")?,
+            tables,
+        })
+    }
 }
 
 impl Settings {
@@ -31,12 +132,49 @@ impl Settings {
 
     /// The settings `var` gives (the environment, or a test's table).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Settings, SettingsError> {
-        let cache_dir = var("G16_CACHE_DIR")
-            .filter(|d| !d.is_empty())
+        let vars = Vars(var);
+        let cache_dir = vars
+            .get("G16_CACHE_DIR")
             .map(PathBuf::from)
-            .or_else(|| var("XDG_CACHE_HOME").filter(|d| !d.is_empty()).map(|x| PathBuf::from(x).join("g16")))
-            .or_else(|| var("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache").join("g16")));
-        Ok(Settings { cache_dir })
+            .or_else(|| vars.get("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("g16")))
+            .or_else(|| vars.get("HOME").map(|h| PathBuf::from(h).join(".cache").join("g16")));
+        Ok(Settings {
+            #[cfg(feature = "cuda")]
+            cuda: g16_cuda::CudaOptions {
+                ordinal: 0,
+                cache_dir: cache_dir.as_ref().map(|d| d.join("cuda")),
+                ones_split: vars.flag("G16_CUDA_ONES_SPLIT")?.unwrap_or(true),
+                msm: vars.msm([
+                    "G16_CUDA_MSM_WINDOW",
+                    "G16_CUDA_MSM_TABLE_WINDOW",
+                    "G16_CUDA_MSM_PRECOMPUTE",
+                    "G16_CUDA_MSM_PRECOMPUTE_MAX",
+                ])?,
+            },
+            #[cfg(feature = "wgpu")]
+            wgpu: g16_wgpu::WgpuOptions {
+                ordinal: 0,
+                force_u32: vars
+                    .parse("G16_WGPU_ARITH", "u32 or int64", |v| match v.to_ascii_lowercase().as_str() {
+                        "u32" => Some(true),
+                        "int64" => Some(false),
+                        _ => None,
+                    })?
+                    .unwrap_or(false),
+                max_binding_bytes: None,
+                pipeline_cache: match vars.flag("G16_NO_PIPELINE_CACHE")? {
+                    Some(true) => None,
+                    _ => cache_dir.as_ref().map(|d| d.join("wgpu")),
+                },
+                msm: vars.msm([
+                    "G16_WGPU_MSM_WINDOW",
+                    "G16_WGPU_MSM_TABLE_WINDOW",
+                    "G16_WGPU_MSM_PRECOMPUTE",
+                    "G16_WGPU_MSM_PRECOMPUTE_MAX",
+                ])?,
+            },
+            cache_dir,
+        })
     }
 
     /// The key store in the cache directory (or `./.g16-cache` where there is none).
@@ -59,7 +197,60 @@ mod tests {
         assert_eq!(dir(&[("G16_CACHE_DIR", "/c"), ("HOME", "/h")]), Some(PathBuf::from("/c")));
         assert_eq!(dir(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), Some(PathBuf::from("/x/g16")));
         assert_eq!(dir(&[("HOME", "/h")]), Some(PathBuf::from("/h/.cache/g16")));
+        assert_eq!(dir(&[("G16_CACHE_DIR", ""), ("HOME", "/h")]), Some(PathBuf::from("/h/.cache/g16")));
         assert_eq!(dir(&[]), None);
         assert_eq!(from(&[]).unwrap().key_store().dir(), std::path::Path::new(".g16-cache"));
+    }
+
+    #[test]
+    fn unset_variables_give_the_defaults() {
+        let s = from(&[]).unwrap();
+        #[cfg(feature = "cuda")]
+        assert_eq!(s.cuda, g16_cuda::CudaOptions::default());
+        #[cfg(feature = "wgpu")]
+        assert_eq!(s.wgpu, g16_wgpu::WgpuOptions::default());
+        let _ = s;
+    }
+
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    #[test]
+    fn variables_map_onto_the_options() {
+        let s = from(&[
+            ("G16_CACHE_DIR", "/c"),
+            ("G16_CUDA_ONES_SPLIT", "0"),
+            ("G16_CUDA_MSM_WINDOW", "13"),
+            ("G16_CUDA_MSM_PRECOMPUTE", "0"),
+            ("G16_WGPU_ARITH", "u32"),
+            ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
+            ("G16_WGPU_MSM_PRECOMPUTE", "10"),
+            ("G16_WGPU_MSM_PRECOMPUTE_MAX", "20"),
+        ])
+        .unwrap();
+        assert_eq!(s.cuda.cache_dir, Some(PathBuf::from("/c/cuda")));
+        assert!(!s.cuda.ones_split);
+        assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
+        assert!(s.wgpu.force_u32);
+        assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
+        assert_eq!(s.wgpu.msm, MsmTuning { window: None, table_window: Some(17), tables: Some((10, 20)) });
+        let off = from(&[("G16_CACHE_DIR", "/c"), ("G16_NO_PIPELINE_CACHE", "1")]).unwrap();
+        assert_eq!(off.wgpu.pipeline_cache, None);
+    }
+
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    #[test]
+    fn unusable_values_are_errors_that_name_the_variable() {
+        for (name, value) in [
+            ("G16_CUDA_ONES_SPLIT", "maybe"),
+            ("G16_CUDA_MSM_WINDOW", "3"),
+            ("G16_CUDA_MSM_WINDOW", "21"),
+            ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
+            ("G16_WGPU_MSM_PRECOMPUTE", "41"),
+            ("G16_WGPU_ARITH", "u16"),
+            ("G16_NO_PIPELINE_CACHE", "please"),
+        ] {
+            let err = from(&[(name, value)]).expect_err(name);
+            assert_eq!(err.name, name);
+            assert!(err.to_string().starts_with(&format!("{name}=")), "{err}");
+        }
     }
 }
