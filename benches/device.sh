@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The GPU machine's checks and benchmarks, in two halves.
+#
+# Here (no GPU needed), from the repository root:
+#   benches/device.sh prepare [BEFORE_CHECKOUT]
+#       release g16, the GPU backends' test binaries and the CUDA kernels compiled for sm_90,
+#       stripped into .device/ (ignored by git; the device tool carries it: carry [".device", ".gl"]).
+#       With BEFORE_CHECKOUT (a worktree of another commit, built with `cargo build --release`
+#       there), its g16 and kernels go to .device/before/, for same-machine comparisons.
+# There, from the repository root (every stage writes its logs and JSON lines under $OUT):
+#   bash benches/device.sh STAGE...
+#       env       Vulkan loaders from .gl/, NVRTC on the loader path, what the machine has
+#       suite     the conformance suites at the GPU machine's sizes: CUDA, wgpu on both
+#                 arithmetic paths, wgpu's device tests (G16_REQUIRE_* set: a missing backend fails)
+#       bench     g16 bench, CUDA and wgpu: MSM G1/G2 2^20–2^24, NTT 2^22–2^24; with
+#                 .device/before, each case runs before/after back to back
+#       prove     traced proofs (CUDA synthetic 2^22, wgpu synthetic 2^20) and their reports
+#       engine    the engine matrix: lock designs × device workers at SIZES, and one GPU
+#                 against all of them where there are several
+# Each step runs under its own timeout, so one slow step cannot starve the rest.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+D="$ROOT/.device"
+
+nvrtc_wheel_lib() {
+  python3 -c "import nvidia, os; print(os.path.join(os.path.dirname(nvidia.__path__[0]), 'nvidia', 'cu13', 'lib'))" 2>/dev/null
+}
+
+# The test binary cargo built for `--test NAME` of package PKG.
+test_binary() {
+  local pkg=$1 name=$2
+  cargo test --release --no-run -p "$pkg" --test "$name" --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys; n=sys.argv[1]; print([j["executable"] for j in map(json.loads, sys.stdin) if j.get("executable") and j["target"]["name"] == n][-1])' "$name"
+}
+
+prepare() {
+  local before="${1:-}"
+  cd "$ROOT" || exit 1
+  export LD_LIBRARY_PATH="$(nvrtc_wheel_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  cargo build --release --bin g16 || exit 1
+  rm -rf "$D" && mkdir -p "$D/cache"
+  cp target/release/g16 "$D/g16"
+  cp "$(test_binary g16-cuda backend)" "$D/cuda_backend"
+  cp "$(test_binary g16-wgpu backend)" "$D/wgpu_backend"
+  cp "$(test_binary g16-wgpu device)" "$D/wgpu_device"
+  cargo run --release -q -p g16-cuda --example fill_cache -- "$D/cache/cuda" sm_90 || exit 1
+  if [ -n "$before" ]; then
+    mkdir -p "$D/before/cache"
+    cp "$before/target/release/g16" "$D/before/g16" 2>/dev/null ||
+      cp "${CARGO_TARGET_DIR:-$before/target}/release/g16" "$D/before/g16" || exit 1
+    # Its own kernel cache: its kernels' sources differ, so their cache files do too.
+    (cd "$before" && G16_CACHE_DIR="$D/before/cache" cargo run --release -q -p g16-cuda --example fill_cache -- sm_90) ||
+      (cd "$before" && cargo run --release -q -p g16-cuda --example fill_cache -- "$D/before/cache/cuda" sm_90) || exit 1
+  fi
+  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device ${before:+"$D/before/g16"}
+  du -sh "$D"
+}
+
+env_stage() {
+  OUT="${OUT:-/tmp/out}"
+  mkdir -p "$OUT"
+  if [ -d "$ROOT/.gl" ] && ! ldconfig -p | grep -q libvulkan; then
+    for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+  local nvrtc
+  nvrtc="$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | grep -v builtins | head -1)"
+  [ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export G16_CACHE_DIR="$D/cache" RUST_BACKTRACE=1
+  if ! "$D/g16" devices 2>/dev/null | grep -q "wgpu  available"; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  fi
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
+    "$D/g16" devices
+  } 2>&1 | tee "$OUT/devices.txt"
+}
+
+step() { # step SECONDS NAME COMMAND...: one timed step of a stage, its output kept in $OUT/NAME.txt
+  local limit=$1 name=$2 start=$SECONDS
+  shift 2
+  echo "== [$((SECONDS))] $name"
+  timeout "$limit" "$@" >"$OUT/$name.txt" 2>&1
+  local rc=$?
+  grep -E "^test result|FAILED|panicked|^error" "$OUT/$name.txt" | head -20
+  echo "   $name: exit $rc, $((SECONDS - start)) s"
+}
+
+suite() {
+  export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large
+  step 300 suite-cuda "$D/cuda_backend" --test-threads=1
+  step 240 suite-wgpu "$D/wgpu_backend" --test-threads=1 --skip u32_path
+  step 240 suite-wgpu-u32 "$D/wgpu_backend" --test-threads=1 u32_path
+  step 120 device-wgpu "$D/wgpu_device" --test-threads=1
+  unset G16_CONFORMANCE
+}
+
+bench() {
+  local json="$OUT/bench.jsonl" bins=("$D/g16")
+  [ -x "$D/before/g16" ] && bins=("$D/before/g16" "$D/g16")
+  local cases=(
+    "msm-g1 20..24 5" "msm-g2 20..22 5" "msm-g2 24 3" "ntt 22..24 7"
+  )
+  for backend in cuda wgpu; do
+    for c in "${cases[@]}"; do
+      set -- $c
+      for bin in "${bins[@]}"; do
+        local cache="$D/cache" tag=after
+        [ "$bin" = "$D/before/g16" ] && cache="$D/before/cache" tag=before
+        echo "== [$SECONDS] $tag $backend $1 2^$2"
+        G16_CACHE_DIR="$cache" timeout 150 "$bin" bench --backends "$backend" --ops "$1" --sizes "$2" --runs "$3" \
+          --no-plot --json "$OUT/bench-$tag.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
+      done
+    done
+  done
+  cat "$OUT"/bench-*.jsonl >"$json" 2>/dev/null
+}
+
+prove() {
+  step 240 prove-cuda-22 "$D/g16" prove --backend cuda --circuit synthetic --size 22 --partitions 3 \
+    --trace "$OUT/prove-cuda-22.trace.json"
+  step 200 prove-wgpu-20 "$D/g16" prove --backend wgpu --circuit synthetic --size 20 --partitions 3 \
+    --trace "$OUT/prove-wgpu-20.trace.json"
+  gzip -f "$OUT"/prove-*.trace.json 2>/dev/null
+}
+
+# The engine matrix: a job of $PARTITIONS synthetic partitions at each size in $SIZES, every
+# lock design in $LOCKS against every worker count in $WORKERS, on device 0 of $BACKEND;
+# where the backend has several devices, one device against all of them. One JSON line of
+# `g16 prove --json` per configuration in $OUT/engine.jsonl.
+engine() {
+  local backend=${BACKEND:-cuda} sizes=${SIZES:-20 22} partitions=${PARTITIONS:-10}
+  local locks=${LOCKS:-single,split} workers=${WORKERS:-1,2,3} prefill=${PREFILL:-0}
+  local synth=${SYNTH:-$(($(nproc) < 16 ? $(nproc) : 16))} bound=${BOUND:-12}
+  local gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  for size in $sizes; do
+    step 300 "setup-$size" "$D/g16" setup --circuit synthetic --size "$size"
+    timeout 500 "$D/g16" prove --circuit synthetic --size "$size" --partitions "$partitions" --devices "$backend:0" \
+      --lock "$locks" --gpu-workers-per-device "$workers" --synth-workers "$synth" --channel-bound "$bound" \
+      --prefill "$prefill" --json | tee -a "$OUT/engine.jsonl"
+    if [ "$backend" = cuda ] && [ "${gpus:-1}" -ge 2 ]; then
+      for devices in "$backend:0" "$backend"; do
+        timeout 500 "$D/g16" prove --circuit synthetic --size "$size" --partitions $((2 * partitions)) \
+          --devices "$devices" --lock split --gpu-workers-per-device 2 --synth-workers "$synth" \
+          --channel-bound "$bound" --prefill "$prefill" --json | tee -a "$OUT/engine.jsonl"
+      done
+    fi
+  done
+}
+
+case "${1:-}" in
+  prepare) shift; prepare "$@" ;;
+  env | suite | bench | prove | engine)
+    env_stage
+    for s in "$@"; do
+      [ "$s" = env ] && continue
+      "$s"
+    done
+    ;;
+  *) sed -n 2,23p "${BASH_SOURCE[0]}"; exit 2 ;;
+esac
