@@ -4,7 +4,7 @@
 //! The GPU backends are cargo features of this crate (`cuda`, `wgpu`, both on by default);
 //! built without one, its kind still parses and opening it says why it is unavailable.
 
-use g16_core::backend::{Backend, BackendError, BackendInfo, BackendKind, CpuBackend};
+use g16_core::backend::{Backend, BackendError, BackendInfo, BackendKind, BackendResult, CpuBackend};
 use g16_core::engine::{DeviceSpec, EngineError};
 
 use crate::settings::Settings;
@@ -70,7 +70,7 @@ pub fn auto_device_count(kind: BackendKind) -> usize {
 /// accepts any ordinal: each is another instance over the same cores. `Auto` takes the first
 /// available in [`BackendKind::PREFERENCE`] that is not a software adapter and, if none is,
 /// says why each was not.
-pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> Result<AnyBackend, BackendError> {
+pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> BackendResult<AnyBackend> {
     match kind {
         BackendKind::Cpu => Ok(AnyBackend::Cpu(CpuBackend::new())),
         #[cfg(feature = "cuda")]
@@ -92,12 +92,12 @@ pub fn open_device(kind: BackendKind, ordinal: usize, settings: &Settings) -> Re
 }
 
 /// Opens the backend asked for, on its first device.
-pub fn open(kind: BackendKind, settings: &Settings) -> Result<AnyBackend, BackendError> {
+pub fn open(kind: BackendKind, settings: &Settings) -> BackendResult<AnyBackend> {
     open_device(kind, 0, settings)
 }
 
 /// Opens one device of a device list ([`parse_device_list`]).
-pub fn open_spec(spec: &DeviceSpec, settings: &Settings) -> Result<AnyBackend, BackendError> {
+pub fn open_spec(spec: &DeviceSpec, settings: &Settings) -> BackendResult<AnyBackend> {
     open_device(spec.kind, spec.ordinal, settings)
 }
 
@@ -106,7 +106,7 @@ pub fn parse_device_list(list: &str) -> Result<Vec<DeviceSpec>, EngineError> {
     g16_core::engine::parse_device_list(list, device_count, auto_device_count)
 }
 
-fn open_first_available(ordinal: usize, settings: &Settings) -> Result<AnyBackend, BackendError> {
+fn open_first_available(ordinal: usize, settings: &Settings) -> BackendResult<AnyBackend> {
     let mut reasons = Vec::new();
     for candidate in BackendKind::PREFERENCE {
         match open_device(candidate, ordinal, settings) {
@@ -122,7 +122,7 @@ fn open_first_available(ordinal: usize, settings: &Settings) -> Result<AnyBacken
 #[derive(Debug)]
 pub struct BackendStatus {
     pub kind: BackendKind,
-    pub status: Result<BackendInfo, BackendError>,
+    pub status: BackendResult<BackendInfo>,
     /// Whether `Auto` would pick this one.
     pub preferred: bool,
 }
@@ -147,7 +147,7 @@ mod tests {
     use g16_core::backend::NttKind;
     use g16_core::Fr;
 
-    fn open(kind: BackendKind) -> Result<AnyBackend, BackendError> {
+    fn open(kind: BackendKind) -> BackendResult<AnyBackend> {
         super::open(kind, &Settings::default())
     }
 

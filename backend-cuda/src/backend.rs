@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{
-    check_msm, check_ntt_len, check_same_len, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer,
-    Element, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars,
+    check_msm, check_ntt_len, check_same_len, Backend, BackendId, BackendInfo, BackendKind, BackendResult, G1Bases,
+    G2Bases, NttKind, ScalarBuffer, Scalars,
 };
 use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -70,7 +70,7 @@ pub fn device_count() -> usize {
 impl CudaBackend {
     /// Opens the device `options.ordinal`; compiling its kernels (or loading them from the
     /// cache) is part of opening.
-    pub fn open(options: &CudaOptions) -> Result<CudaBackend, BackendError> {
+    pub fn open(options: &CudaOptions) -> BackendResult<CudaBackend> {
         let device = CudaDevice::open(options.ordinal, options.cache_dir.as_deref()).map_err(|e| e.at_open())?;
         let layers =
             Layers { device, staging: Staging::new(), ntt: Ntt::new(), msm: Msm::new(options.msm, options.ones_split) };
@@ -85,15 +85,11 @@ impl CudaBackend {
         self.layers.msm.ones_split()
     }
 
-    fn wrap<T: Element, S: Send + Sync + 'static>(&self, len: usize, storage: S) -> DeviceBuffer<T> {
-        DeviceBuffer::new(self.id, len, Box::new(storage))
-    }
-
-    fn fr<'a>(&self, buf: &'a ScalarBuffer) -> Result<&'a FrBuffer, BackendError> {
+    fn fr<'a>(&self, buf: &'a ScalarBuffer) -> BackendResult<&'a FrBuffer> {
         buf.storage::<FrBuffer>(self.id)
     }
 
-    fn fr_mut<'a>(&self, buf: &'a mut ScalarBuffer) -> Result<&'a mut FrBuffer, BackendError> {
+    fn fr_mut<'a>(&self, buf: &'a mut ScalarBuffer) -> BackendResult<&'a mut FrBuffer> {
         buf.storage_mut::<FrBuffer>(self.id)
     }
 
@@ -103,7 +99,7 @@ impl CudaBackend {
         op: &'static str,
         bases_len: usize,
         scalars: &'a Scalars<'a>,
-    ) -> Result<ScalarsRef<'a>, BackendError> {
+    ) -> BackendResult<ScalarsRef<'a>> {
         let scalars_ref = match scalars {
             Scalars::Host(s) => ScalarsRef::Host(s),
             Scalars::Device(buf, range) => ScalarsRef::Device(self.fr(buf)?, range),
@@ -134,75 +130,69 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(host.len(), self.layers.staging.upload_fr(&self.layers.device, host, current_span())?))
+    fn upload_scalars(&self, host: &[Fr]) -> BackendResult<ScalarBuffer> {
+        Ok(self.id.wrap(host.len(), self.layers.staging.upload_fr(&self.layers.device, host, current_span())?))
     }
 
-    fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(len, FrBuffer::zeros(&self.layers.device, len)?))
+    fn alloc_scalars(&self, len: usize) -> BackendResult<ScalarBuffer> {
+        Ok(self.id.wrap(len, FrBuffer::zeros(&self.layers.device, len)?))
     }
 
-    fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError> {
+    fn download_scalars(&self, buf: &ScalarBuffer) -> BackendResult<Vec<Fr>> {
         Ok(self.layers.staging.download_fr(&self.layers.device, self.fr(buf)?)?)
     }
 
-    fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G1, host)?))
+    fn upload_g1_bases(&self, host: &[G1Affine]) -> BackendResult<G1Bases> {
+        Ok(self.id.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G1, host)?))
     }
 
-    fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G2, host)?))
+    fn upload_g2_bases(&self, host: &[G2Affine]) -> BackendResult<G2Bases> {
+        Ok(self.id.wrap(host.len(), self.layers.msm.upload(self.layers.io(), &G2, host)?))
     }
 
-    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
+    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> BackendResult<()> {
         let parent = current_span();
         let buf = self.fr_mut(buf)?;
         check_ntt_len(buf.len, MAX_NTT_LOG2)?;
         Ok(self.layers.ntt.run(&self.layers.device, buf, kind, parent)?)
     }
 
-    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
+    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
         let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
         check_same_len("mul_assign", a.len, b.len)?;
         Ok(pointwise(&self.layers.device, a, Pointwise::Mul(b), current_span())?)
     }
 
-    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
+    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
         let (a, b) = (self.fr_mut(a)?, self.fr(b)?);
         check_same_len("sub_assign", a.len, b.len)?;
         Ok(pointwise(&self.layers.device, a, Pointwise::Sub(b), current_span())?)
     }
 
-    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
+    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> BackendResult<()> {
         Ok(pointwise(&self.layers.device, self.fr_mut(a)?, Pointwise::Scale(c), current_span())?)
     }
 
-    fn quotient(
-        &self,
-        a: &mut ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        z_inv: Fr,
-    ) -> Result<(), BackendError> {
+    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> BackendResult<()> {
         let (a, b, c) = (self.fr_mut(a)?, self.fr(b)?, self.fr(c)?);
         check_same_len("quotient", a.len, b.len)?;
         check_same_len("quotient", a.len, c.len)?;
         Ok(pointwise(&self.layers.device, a, Pointwise::Quotient(b, c, z_inv), current_span())?)
     }
 
-    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {
+    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> BackendResult<G1Projective> {
         let bases = bases.storage::<G1Buffer>(self.id)?;
         let scalars = self.scalars("msm_g1", bases.len, &scalars)?;
         Ok(self.layers.msm.run(self.layers.io(), &G1, bases, scalars, current_span())?)
     }
 
-    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError> {
+    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> BackendResult<G2Projective> {
         let bases = bases.storage::<G2Buffer>(self.id)?;
         let scalars = self.scalars("msm_g2", bases.len, &scalars)?;
         Ok(self.layers.msm.run(self.layers.io(), &G2, bases, scalars, current_span())?)
     }
 
-    fn synchronize(&self) -> Result<(), BackendError> {
+    fn synchronize(&self) -> BackendResult<()> {
         Ok(self.layers.device.synchronize()?)
     }
 

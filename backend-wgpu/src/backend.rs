@@ -12,8 +12,8 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use g16_core::backend::{
-    check_msm, check_same_len, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, Element,
-    G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SOFTWARE_ADAPTER,
+    check_msm, check_same_len, Backend, BackendId, BackendInfo, BackendKind, BackendResult, G1Bases, G2Bases, NttKind,
+    ScalarBuffer, Scalars, SOFTWARE_ADAPTER,
 };
 use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -63,7 +63,7 @@ pub struct WgpuBackend {
 impl WgpuBackend {
     /// The adapter and settings `options` name; the device is shared with every other
     /// backend opened with equal options in this process.
-    pub fn open(options: &WgpuOptions) -> Result<WgpuBackend, BackendError> {
+    pub fn open(options: &WgpuOptions) -> BackendResult<WgpuBackend> {
         let mut cache = lock(opened());
         let gpu = match cache.get(options) {
             Some(gpu) => gpu.clone(),
@@ -95,15 +95,11 @@ impl WgpuBackend {
         Tag { owner: self.id, parent: current_span() }
     }
 
-    fn wrap<T: Element, S: Send + Sync + 'static>(&self, len: usize, storage: S) -> DeviceBuffer<T> {
-        DeviceBuffer::new(self.id, len, Box::new(storage))
-    }
-
-    fn fr<'a>(&self, b: &'a ScalarBuffer) -> Result<&'a FrBuffer, BackendError> {
+    fn fr<'a>(&self, b: &'a ScalarBuffer) -> BackendResult<&'a FrBuffer> {
         b.storage::<FrBuffer>(self.id)
     }
 
-    fn fr_mut<'a>(&self, b: &'a mut ScalarBuffer) -> Result<&'a mut FrBuffer, BackendError> {
+    fn fr_mut<'a>(&self, b: &'a mut ScalarBuffer) -> BackendResult<&'a mut FrBuffer> {
         b.storage_mut::<FrBuffer>(self.id)
     }
 
@@ -114,7 +110,7 @@ impl WgpuBackend {
         bases_len: usize,
         scalars: Scalars<'_>,
         run: impl FnOnce(&FrBuffer, Range<usize>) -> Result<R, WgpuError>,
-    ) -> Result<R, BackendError> {
+    ) -> BackendResult<R> {
         check_msm(op, bases_len, &scalars)?;
         match scalars {
             Scalars::Host(s) => {
@@ -161,72 +157,66 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(host.len(), staging::upload_fr(&self.gpu.mem, host)?))
+    fn upload_scalars(&self, host: &[Fr]) -> BackendResult<ScalarBuffer> {
+        Ok(self.id.wrap(host.len(), staging::upload_fr(&self.gpu.mem, host)?))
     }
 
-    fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {
-        Ok(self.wrap(len, FrBuffer(self.gpu.mem.chunked("scalars", Elem::Fr, len)?)))
+    fn alloc_scalars(&self, len: usize) -> BackendResult<ScalarBuffer> {
+        Ok(self.id.wrap(len, FrBuffer(self.gpu.mem.chunked("scalars", Elem::Fr, len)?)))
     }
 
-    fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError> {
+    fn download_scalars(&self, buf: &ScalarBuffer) -> BackendResult<Vec<Fr>> {
         Ok(staging::download_fr(&self.gpu.mem, self.fr(buf)?)?)
     }
 
-    fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.gpu.msm.upload(host, self.tag())?))
+    fn upload_g1_bases(&self, host: &[G1Affine]) -> BackendResult<G1Bases> {
+        Ok(self.id.wrap(host.len(), self.gpu.msm.upload(host, self.tag())?))
     }
 
-    fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError> {
-        Ok(self.wrap(host.len(), self.gpu.msm.upload(host, self.tag())?))
+    fn upload_g2_bases(&self, host: &[G2Affine]) -> BackendResult<G2Bases> {
+        Ok(self.id.wrap(host.len(), self.gpu.msm.upload(host, self.tag())?))
     }
 
-    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
+    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> BackendResult<()> {
         Ok(self.gpu.ntt.ntt(self.fr_mut(buf)?, kind, self.tag())?)
     }
 
-    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
+    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
         check_same_len("mul_assign", a.len(), b.len())?;
         let b = self.fr(b)?;
         Ok(self.gpu.ntt.mul_assign(self.fr_mut(a)?, b, self.tag())?)
     }
 
-    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
+    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
         check_same_len("sub_assign", a.len(), b.len())?;
         let b = self.fr(b)?;
         Ok(self.gpu.ntt.sub_assign(self.fr_mut(a)?, b, self.tag())?)
     }
 
-    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
+    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> BackendResult<()> {
         Ok(self.gpu.ntt.scale(self.fr_mut(a)?, c, self.tag())?)
     }
 
-    fn quotient(
-        &self,
-        a: &mut ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        z_inv: Fr,
-    ) -> Result<(), BackendError> {
+    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> BackendResult<()> {
         check_same_len("quotient", a.len(), b.len())?;
         check_same_len("quotient", a.len(), c.len())?;
         let (b, c) = (self.fr(b)?, self.fr(c)?);
         Ok(self.gpu.ntt.quotient(self.fr_mut(a)?, b, c, z_inv, self.tag())?)
     }
 
-    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {
+    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> BackendResult<G1Projective> {
         let b = bases.storage::<G1Buffer>(self.id)?;
         let tag = self.tag();
         self.with_scalars("msm_g1", b.len(), scalars, |s, r| self.gpu.msm.msm(b, s, r, tag))
     }
 
-    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError> {
+    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> BackendResult<G2Projective> {
         let b = bases.storage::<G2Buffer>(self.id)?;
         let tag = self.tag();
         self.with_scalars("msm_g2", b.len(), scalars, |s, r| self.gpu.msm.msm(b, s, r, tag))
     }
 
-    fn synchronize(&self) -> Result<(), BackendError> {
+    fn synchronize(&self) -> BackendResult<()> {
         self.gpu.dev.wait()?;
         Ok(self.gpu.dev.check_errors("synchronize")?)
     }

@@ -15,6 +15,8 @@
 //!
 //! It depends on no GPU crate: the CUDA and wgpu backends depend on it.
 
+#[macro_use]
+pub mod named;
 pub mod backend;
 pub mod circuits;
 pub mod engine;

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::BackendError;
+use super::{BackendError, BackendResult};
 use crate::{Fr, G1Affine, G2Affine};
 
 /// Element types a [`DeviceBuffer`] can hold.
@@ -44,6 +44,11 @@ impl BackendId {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         BackendId(NEXT.fetch_add(1, Ordering::Relaxed))
     }
+
+    /// For backends: a buffer of `len` elements, stamped with this id, holding their storage.
+    pub fn wrap<T: Element, S: Send + Sync + 'static>(self, len: usize, storage: S) -> DeviceBuffer<T> {
+        DeviceBuffer::new(self, len, Box::new(storage))
+    }
 }
 
 /// An opaque handle to `len` elements of `T` held by one backend.
@@ -69,18 +74,18 @@ impl<T: Element> DeviceBuffer<T> {
         self.owner
     }
     /// For backends: their storage, if this buffer is theirs and of storage type `S`.
-    pub fn storage<S: 'static>(&self, me: BackendId) -> Result<&S, BackendError> {
+    pub fn storage<S: 'static>(&self, me: BackendId) -> BackendResult<&S> {
         self.check_owner(me)?;
         self.storage.downcast_ref::<S>().ok_or_else(|| Self::unexpected_storage())
     }
-    pub fn storage_mut<S: 'static>(&mut self, me: BackendId) -> Result<&mut S, BackendError> {
+    pub fn storage_mut<S: 'static>(&mut self, me: BackendId) -> BackendResult<&mut S> {
         self.check_owner(me)?;
         self.storage.downcast_mut::<S>().ok_or_else(|| Self::unexpected_storage())
     }
     fn unexpected_storage() -> BackendError {
         BackendError::Device(format!("buffer of {} has unexpected storage", T::NAME))
     }
-    fn check_owner(&self, me: BackendId) -> Result<(), BackendError> {
+    fn check_owner(&self, me: BackendId) -> BackendResult<()> {
         if self.owner == me {
             Ok(())
         } else {
@@ -120,7 +125,7 @@ impl Scalars<'_> {
 }
 
 /// Checks that `range` lies inside a buffer of `len` elements.
-pub fn check_range(op: &'static str, range: &Range<usize>, len: usize) -> Result<(), BackendError> {
+pub fn check_range(op: &'static str, range: &Range<usize>, len: usize) -> BackendResult<()> {
     if range.start <= range.end && range.end <= len {
         Ok(())
     } else {
@@ -129,7 +134,7 @@ pub fn check_range(op: &'static str, range: &Range<usize>, len: usize) -> Result
 }
 
 /// Checks that an operation's operands have the same length.
-pub fn check_same_len(op: &'static str, expected: usize, got: usize) -> Result<(), BackendError> {
+pub fn check_same_len(op: &'static str, expected: usize, got: usize) -> BackendResult<()> {
     if expected == got {
         Ok(())
     } else {
@@ -139,7 +144,7 @@ pub fn check_same_len(op: &'static str, expected: usize, got: usize) -> Result<(
 
 /// Checks an MSM's operands: a device range inside its buffer, and at least as many bases
 /// as scalars. Every backend runs this before any work, so all refuse alike.
-pub fn check_msm(op: &'static str, bases_len: usize, scalars: &Scalars<'_>) -> Result<(), BackendError> {
+pub fn check_msm(op: &'static str, bases_len: usize, scalars: &Scalars<'_>) -> BackendResult<()> {
     if let Scalars::Device(buf, range) = scalars {
         check_range(op, range, buf.len())?;
     }

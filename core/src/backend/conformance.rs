@@ -13,7 +13,7 @@
 //! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20). The seed of every check is printed;
 //! `G16_TEST_SEED` replays it.
 
-use crate::backend::{Backend, BackendError, NttKind, Scalars};
+use crate::backend::{Backend, BackendError, BackendResult, DeviceBuffer, Element, NttKind, Scalars};
 use crate::circuits::{BuiltinCircuit, CircuitKind};
 use crate::prover::{CheckedKey, Prover};
 use crate::sample::{random_points, random_scalars, test_rng};
@@ -83,7 +83,7 @@ impl Sizes {
 
 /// Opens the backend or explains loudly why the test did not run; with `require_var` set to 1
 /// in the environment (CI, the GPU machine) a missing backend is a failure, never a skip.
-pub fn open_or_skip<B>(name: &str, require_var: &str, opened: Result<B, BackendError>) -> Option<B> {
+pub fn open_or_skip<B>(name: &str, require_var: &str, opened: BackendResult<B>) -> Option<B> {
     match opened {
         Ok(b) => Some(b),
         Err(e) => {
@@ -203,49 +203,49 @@ fn bases_with_edges<P: CurveGroup + ark_ec::PrimeGroup>(n: usize, rng: &mut ChaC
     bases
 }
 
-pub fn msm_g1_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
-    let mut rng = test_rng("msm_g1_matches_arkworks");
-    for &n in &sizes.msm_g1 {
-        let bases = bases_with_edges::<G1Projective>(n, &mut rng);
-        let dev_bases = b.upload_g1_bases(&bases).expect("upload bases");
-        // The big sizes check random scalars only (each arkworks reference is costly there).
+/// MSMs of every size in `sizes` against arkworks, with every scalar case (random scalars only
+/// above 2^16, where each arkworks reference is costly); host scalars too up to `host_up_to`.
+/// `upload` and `msm` are the backend's calls for the group `P`, named `group`.
+fn msm_matches_arkworks<P, B, T>(
+    b: &B,
+    (group, sizes, host_up_to): (&str, &[usize], usize),
+    upload: impl Fn(&B, &[P::Affine]) -> BackendResult<DeviceBuffer<T>>,
+    msm: impl Fn(&B, &DeviceBuffer<T>, Scalars<'_>) -> BackendResult<P>,
+) where
+    P: CurveGroup<ScalarField = Fr> + ark_ec::PrimeGroup + VariableBaseMSM<MulBase = P::Affine>,
+    B: Backend + ?Sized,
+    T: Element,
+{
+    let mut rng = test_rng(&format!("msm_{}_matches_arkworks", group.to_lowercase()));
+    for &n in sizes {
+        let bases = bases_with_edges::<P>(n, &mut rng);
+        let dev_bases = upload(b, &bases).expect("upload bases");
         let cases = if n > 1 << 16 {
             scalar_cases(n, &mut rng).into_iter().take(1).collect()
         } else {
             scalar_cases(n, &mut rng)
         };
         for (name, scalars) in cases {
-            let want: G1Projective = reference_msm(&bases, &scalars);
+            let want: P = reference_msm(&bases, &scalars);
             let dev = b.upload_scalars(&scalars).expect("upload scalars");
-            let got = b.msm_g1(&dev_bases, Scalars::Device(&dev, 0..n)).expect("msm");
-            assert!(got == want, "G1 MSM n={n} '{name}' differs");
-            if n <= 1 << 12 {
-                assert!(
-                    b.msm_g1(&dev_bases, Scalars::Host(&scalars)).expect("msm") == want,
-                    "host scalars n={n} '{name}'"
-                );
+            let got = msm(b, &dev_bases, Scalars::Device(&dev, 0..n)).expect("msm");
+            assert!(got == want, "{group} MSM n={n} '{name}' differs");
+            if n <= host_up_to {
+                let host = msm(b, &dev_bases, Scalars::Host(&scalars)).expect("msm");
+                assert!(host == want, "{group} MSM of host scalars n={n} '{name}' differs");
             }
         }
     }
 }
 
+pub fn msm_g1_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
+    let sizes = ("G1", &sizes.msm_g1[..], 1 << 12);
+    msm_matches_arkworks::<G1Projective, _, _>(b, sizes, |b, p| b.upload_g1_bases(p), |b, d, s| b.msm_g1(d, s));
+}
+
 pub fn msm_g2_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
-    let mut rng = test_rng("msm_g2_matches_arkworks");
-    for &n in &sizes.msm_g2 {
-        let bases = bases_with_edges::<G2Projective>(n, &mut rng);
-        let dev_bases = b.upload_g2_bases(&bases).expect("upload bases");
-        let cases = if n > 1 << 16 {
-            scalar_cases(n, &mut rng).into_iter().take(1).collect()
-        } else {
-            scalar_cases(n, &mut rng)
-        };
-        for (name, scalars) in cases {
-            let want: G2Projective = reference_msm(&bases, &scalars);
-            let dev = b.upload_scalars(&scalars).expect("upload scalars");
-            let got = b.msm_g2(&dev_bases, Scalars::Device(&dev, 0..n)).expect("msm");
-            assert!(got == want, "G2 MSM n={n} '{name}' differs");
-        }
-    }
+    let sizes = ("G2", &sizes.msm_g2[..], 0);
+    msm_matches_arkworks::<G2Projective, _, _>(b, sizes, |b, p| b.upload_g2_bases(p), |b, d, s| b.msm_g2(d, s));
 }
 
 /// MSMs over sub-ranges of device scalars against longer bases, as the prover runs L and H.
@@ -389,59 +389,33 @@ macro_rules! conformance_tests {
         fn sizes() -> $crate::backend::conformance::Sizes {
             $crate::backend::conformance::Sizes::from_env_or($ci)
         }
-        #[test]
-        fn ntt_matches_arkworks() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::ntt_matches_arkworks(&b, &sizes());
+        $crate::__conformance_checks!(
+            ntt_matches_arkworks(sizes),
+            ntt_rejects_bad_lengths,
+            pointwise_ops_match,
+            msm_g1_matches_arkworks(sizes),
+            msm_g2_matches_arkworks(sizes),
+            msm_ranges_and_errors,
+            proofs_match_arkworks(sizes),
+            device_spans_are_reported,
+            timing_contract,
+        );
+    };
+}
+
+/// A `#[test]` for each check of [`conformance_tests!`], on its `backend()` and, where the check
+/// takes sizes, its `sizes()`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_checks {
+    ($($check:ident $(($sizes:ident))?),* $(,)?) => {
+        $(
+            #[test]
+            fn $check() {
+                if let Some(b) = backend() {
+                    $crate::backend::conformance::$check(&b $(, &$sizes())?);
+                }
             }
-        }
-        #[test]
-        fn ntt_rejects_bad_lengths() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::ntt_rejects_bad_lengths(&b);
-            }
-        }
-        #[test]
-        fn pointwise_ops_match() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::pointwise_ops_match(&b);
-            }
-        }
-        #[test]
-        fn msm_g1_matches_arkworks() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::msm_g1_matches_arkworks(&b, &sizes());
-            }
-        }
-        #[test]
-        fn msm_g2_matches_arkworks() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::msm_g2_matches_arkworks(&b, &sizes());
-            }
-        }
-        #[test]
-        fn msm_ranges_and_errors() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::msm_ranges_and_errors(&b);
-            }
-        }
-        #[test]
-        fn proofs_match_arkworks() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::proofs_match_arkworks(&b, &sizes());
-            }
-        }
-        #[test]
-        fn device_spans_are_reported() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::device_spans_are_reported(&b);
-            }
-        }
-        #[test]
-        fn timing_contract() {
-            if let Some(b) = backend() {
-                $crate::backend::conformance::timing_contract(&b);
-            }
-        }
+        )*
     };
 }

@@ -13,8 +13,8 @@ use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use rayon::prelude::*;
 
 use super::{
-    check_range, Backend, BackendError, BackendId, BackendInfo, BackendKind, DeviceBuffer, Element, G1Bases, G2Bases,
-    NttKind, ScalarBuffer, Scalars,
+    check_range, Backend, BackendError, BackendId, BackendInfo, BackendKind, BackendResult, DeviceBuffer, Element,
+    G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars,
 };
 use crate::timeline::{current_span, now_ns, DeviceSpan};
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -65,11 +65,11 @@ impl CpuBackend {
         DeviceBuffer::new(self.id, v.len(), Box::new(v))
     }
 
-    fn vec<'a, T: Element>(&self, buf: &'a DeviceBuffer<T>) -> Result<&'a Vec<T>, BackendError> {
+    fn vec<'a, T: Element>(&self, buf: &'a DeviceBuffer<T>) -> BackendResult<&'a Vec<T>> {
         buf.storage::<Vec<T>>(self.id)
     }
 
-    fn vec_mut<'a, T: Element>(&self, buf: &'a mut DeviceBuffer<T>) -> Result<&'a mut Vec<T>, BackendError> {
+    fn vec_mut<'a, T: Element>(&self, buf: &'a mut DeviceBuffer<T>) -> BackendResult<&'a mut Vec<T>> {
         buf.storage_mut::<Vec<T>>(self.id)
     }
 
@@ -79,7 +79,7 @@ impl CpuBackend {
         op: &'static str,
         a: &'a mut ScalarBuffer,
         b: &'a ScalarBuffer,
-    ) -> Result<(&'a mut Vec<Fr>, &'a Vec<Fr>), BackendError> {
+    ) -> BackendResult<(&'a mut Vec<Fr>, &'a Vec<Fr>)> {
         if a.len() != b.len() {
             return Err(BackendError::LengthMismatch { op, expected: a.len(), got: b.len() });
         }
@@ -88,7 +88,7 @@ impl CpuBackend {
         Ok((a, b))
     }
 
-    fn scalars<'a>(&self, op: &'static str, scalars: &Scalars<'a>) -> Result<&'a [Fr], BackendError> {
+    fn scalars<'a>(&self, op: &'static str, scalars: &Scalars<'a>) -> BackendResult<&'a [Fr]> {
         match scalars {
             Scalars::Host(s) => Ok(s),
             Scalars::Device(buf, range) => {
@@ -99,7 +99,7 @@ impl CpuBackend {
     }
 }
 
-fn msm_bases<'a, T>(op: &'static str, bases: &'a [T], n: usize) -> Result<&'a [T], BackendError> {
+fn msm_bases<'a, T>(op: &'static str, bases: &'a [T], n: usize) -> BackendResult<&'a [T]> {
     bases.get(..n).ok_or(BackendError::LengthMismatch { op, expected: n, got: bases.len() })
 }
 
@@ -119,28 +119,28 @@ impl Backend for CpuBackend {
         }
     }
 
-    fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError> {
+    fn upload_scalars(&self, host: &[Fr]) -> BackendResult<ScalarBuffer> {
         Ok(self.wrap(self.timed("upload_scalars", || host.to_vec())))
     }
 
-    fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError> {
+    fn alloc_scalars(&self, len: usize) -> BackendResult<ScalarBuffer> {
         Ok(self.wrap(vec![Fr::from(0u64); len]))
     }
 
-    fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError> {
+    fn download_scalars(&self, buf: &ScalarBuffer) -> BackendResult<Vec<Fr>> {
         let v = self.vec(buf)?;
         Ok(self.timed("download_scalars", || v.clone()))
     }
 
-    fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError> {
+    fn upload_g1_bases(&self, host: &[G1Affine]) -> BackendResult<G1Bases> {
         Ok(self.wrap(self.timed("upload_g1_bases", || host.to_vec())))
     }
 
-    fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError> {
+    fn upload_g2_bases(&self, host: &[G2Affine]) -> BackendResult<G2Bases> {
         Ok(self.wrap(self.timed("upload_g2_bases", || host.to_vec())))
     }
 
-    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError> {
+    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> BackendResult<()> {
         let len = buf.len();
         let size_error = BackendError::NttSize { len, max_log2: MAX_NTT_LOG2 };
         if len < 2 || !len.is_power_of_two() {
@@ -157,31 +157,25 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
+    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
         let (a, b) = self.pair("mul_assign", a, b)?;
         self.timed("mul_assign", || a.par_iter_mut().zip(b.par_iter()).for_each(|(x, y)| *x *= y));
         Ok(())
     }
 
-    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError> {
+    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
         let (a, b) = self.pair("sub_assign", a, b)?;
         self.timed("sub_assign", || a.par_iter_mut().zip(b.par_iter()).for_each(|(x, y)| *x -= y));
         Ok(())
     }
 
-    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError> {
+    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> BackendResult<()> {
         let a = self.vec_mut(a)?;
         self.timed("scale", || a.par_iter_mut().for_each(|x| *x *= c));
         Ok(())
     }
 
-    fn quotient(
-        &self,
-        a: &mut ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        z_inv: Fr,
-    ) -> Result<(), BackendError> {
+    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> BackendResult<()> {
         if a.len() != c.len() {
             return Err(BackendError::LengthMismatch { op: "quotient", expected: a.len(), got: c.len() });
         }
@@ -198,13 +192,13 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError> {
+    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> BackendResult<G1Projective> {
         let s = self.scalars("msm_g1", &scalars)?;
         let b = msm_bases("msm_g1", self.vec(bases)?, s.len())?;
         Ok(self.timed("msm_g1", || G1Projective::msm_unchecked(b, s)))
     }
 
-    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError> {
+    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> BackendResult<G2Projective> {
         let s = self.scalars("msm_g2", &scalars)?;
         let b = msm_bases("msm_g2", self.vec(bases)?, s.len())?;
         Ok(self.timed("msm_g2", || G2Projective::msm_unchecked(b, s)))

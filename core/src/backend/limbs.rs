@@ -8,7 +8,7 @@
 //! y = Y/ZZZ; ZZ = 0 is the identity), 48 words in G1 and 96 in G2.
 
 use ark_bls12_381::{Fq, Fq2};
-use ark_ec::short_weierstrass::{Projective, SWCurveConfig};
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{BigInt, Field, Zero};
 use rayon::prelude::*;
@@ -62,22 +62,23 @@ pub fn fq2_from_words(w: &[u32]) -> Fq2 {
     Fq2::new(fq_from_words(&w[..FQ_WORDS]), fq_from_words(&w[FQ_WORDS..2 * FQ_WORDS]))
 }
 
-pub fn g1_to_words(p: &G1Affine, out: &mut [u32]) {
+/// An affine point as its two coordinates of `per` words each, written by `write`; the
+/// identity as zeros.
+fn affine_to_words<C: SWCurveConfig>(p: &Affine<C>, out: &mut [u32], per: usize, write: fn(&C::BaseField, &mut [u32])) {
     if p.is_zero() {
-        out[..G1_WORDS].fill(0);
+        out[..2 * per].fill(0);
     } else {
-        fq_to_words(&p.x, &mut out[..FQ_WORDS]);
-        fq_to_words(&p.y, &mut out[FQ_WORDS..G1_WORDS]);
+        write(&p.x, &mut out[..per]);
+        write(&p.y, &mut out[per..2 * per]);
     }
 }
 
+pub fn g1_to_words(p: &G1Affine, out: &mut [u32]) {
+    affine_to_words(p, out, FQ_WORDS, fq_to_words)
+}
+
 pub fn g2_to_words(p: &G2Affine, out: &mut [u32]) {
-    if p.is_zero() {
-        out[..G2_WORDS].fill(0);
-    } else {
-        fq2_to_words(&p.x, &mut out[..2 * FQ_WORDS]);
-        fq2_to_words(&p.y, &mut out[2 * FQ_WORDS..G2_WORDS]);
-    }
+    affine_to_words(p, out, 2 * FQ_WORDS, fq2_to_words)
 }
 
 /// `items` as words, `per` words an item, converted in parallel.
@@ -105,14 +106,18 @@ fn xyzz_to_jacobian<C: SWCurveConfig>(
     Projective::new_unchecked(x * zz * zzz2, y * zz.square() * zz * zzz2, zz * zzz)
 }
 
+/// An XYZZ point of `per` words a coordinate, read by `read`.
+fn xyzz_from_words<C: SWCurveConfig>(w: &[u32], per: usize, read: fn(&[u32]) -> C::BaseField) -> Projective<C> {
+    let coordinate = |i: usize| read(&w[i * per..(i + 1) * per]);
+    xyzz_to_jacobian::<C>(coordinate(0), coordinate(1), coordinate(2), coordinate(3))
+}
+
 pub fn g1_xyzz_to_projective(w: &[u32]) -> G1Projective {
-    let f = |i: usize| fq_from_words(&w[i * FQ_WORDS..(i + 1) * FQ_WORDS]);
-    xyzz_to_jacobian::<ark_bls12_381::g1::Config>(f(0), f(1), f(2), f(3))
+    xyzz_from_words::<ark_bls12_381::g1::Config>(w, FQ_WORDS, fq_from_words)
 }
 
 pub fn g2_xyzz_to_projective(w: &[u32]) -> G2Projective {
-    let f = |i: usize| fq2_from_words(&w[2 * i * FQ_WORDS..2 * (i + 1) * FQ_WORDS]);
-    xyzz_to_jacobian::<ark_bls12_381::g2::Config>(f(0), f(1), f(2), f(3))
+    xyzz_from_words::<ark_bls12_381::g2::Config>(w, 2 * FQ_WORDS, fq2_from_words)
 }
 
 /// Whether a device's result is a point of the curve (or the identity). A kernel fault lands
@@ -147,33 +152,35 @@ mod tests {
         assert!(words.chunks(FR_WORDS).map(fr_from_words).eq(xs.iter().copied()));
     }
 
+    /// An affine point's XYZZ words with ZZ = ZZZ = 1 (`one` writes the Montgomery one of a
+    /// coordinate of `per` words).
+    fn unit_xyzz<A>(p: &A, per: usize, to_words: fn(&A, &mut [u32]), one: fn(&mut [u32])) -> Vec<u32> {
+        let mut w = vec![0u32; 4 * per];
+        to_words(p, &mut w[..2 * per]);
+        one(&mut w[2 * per..3 * per]);
+        one(&mut w[3 * per..]);
+        w
+    }
+
     #[test]
     fn affine_points_come_back_through_xyzz() {
         let mut rng = test_rng();
         let p = (G1Affine::generator() * Fr::rand(&mut rng)).into_affine();
-        let mut w = [0u32; G1_XYZZ_WORDS];
-        g1_to_words(&p, &mut w[..G1_WORDS]);
-        // ZZ = ZZZ = 1 in Montgomery form.
-        fq_to_words(&Fq::ONE, &mut w[2 * FQ_WORDS..3 * FQ_WORDS]);
-        fq_to_words(&Fq::ONE, &mut w[3 * FQ_WORDS..]);
+        let mut w = unit_xyzz(&p, FQ_WORDS, g1_to_words, |o| fq_to_words(&Fq::ONE, o));
         assert_eq!(g1_xyzz_to_projective(&w), p.into_group());
         // A non-trivial Z: (x·z², y·z³, z², z³) is the same point.
         let z = Fq::from(12345u64);
         let mut v = [0u32; G1_XYZZ_WORDS];
-        fq_to_words(&(p.x * z.square()), &mut v[..FQ_WORDS]);
-        fq_to_words(&(p.y * z.square() * z), &mut v[FQ_WORDS..2 * FQ_WORDS]);
-        fq_to_words(&z.square(), &mut v[2 * FQ_WORDS..3 * FQ_WORDS]);
-        fq_to_words(&(z.square() * z), &mut v[3 * FQ_WORDS..]);
+        for (k, c) in [p.x * z.square(), p.y * z.square() * z, z.square(), z.square() * z].iter().enumerate() {
+            fq_to_words(c, &mut v[k * FQ_WORDS..(k + 1) * FQ_WORDS]);
+        }
         assert_eq!(g1_xyzz_to_projective(&v), p.into_group());
         assert!(g1_xyzz_to_projective(&[0u32; G1_XYZZ_WORDS]).is_zero());
         assert!(on_curve(&g1_xyzz_to_projective(&w)));
         w[0] ^= 1; // off the curve now
         assert!(!on_curve(&g1_xyzz_to_projective(&w)));
         let q = (G2Affine::generator() * Fr::rand(&mut rng)).into_affine();
-        let mut w = [0u32; G2_XYZZ_WORDS];
-        g2_to_words(&q, &mut w[..G2_WORDS]);
-        fq2_to_words(&Fq2::ONE, &mut w[4 * FQ_WORDS..6 * FQ_WORDS]);
-        fq2_to_words(&Fq2::ONE, &mut w[6 * FQ_WORDS..]);
+        let w = unit_xyzz(&q, 2 * FQ_WORDS, g2_to_words, |o| fq2_to_words(&Fq2::ONE, o));
         assert_eq!(g2_xyzz_to_projective(&w), q.into_group());
         assert!(g2_xyzz_to_projective(&[0u32; G2_XYZZ_WORDS]).is_zero());
     }

@@ -20,9 +20,6 @@ pub mod cpu;
 pub mod limbs;
 pub mod msm_plan;
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::timeline::DeviceSpan;
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
@@ -43,35 +40,17 @@ pub enum BackendKind {
 impl BackendKind {
     /// The concrete backends, in the order `Auto` tries them.
     pub const PREFERENCE: [BackendKind; 3] = [BackendKind::Cuda, BackendKind::Wgpu, BackendKind::Cpu];
+    pub const ALL: [BackendKind; 4] = [BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda, BackendKind::Wgpu];
+
+    /// The names, in declaration order (a kind's discriminant indexes them).
+    const NAMES: [&'static str; 4] = ["auto", "cpu", "cuda", "wgpu"];
 
     pub fn name(&self) -> &'static str {
-        match self {
-            BackendKind::Auto => "auto",
-            BackendKind::Cpu => "cpu",
-            BackendKind::Cuda => "cuda",
-            BackendKind::Wgpu => "wgpu",
-        }
+        Self::NAMES[*self as usize]
     }
 }
 
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for BackendKind {
-    type Err = BackendError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(BackendKind::Auto),
-            "cpu" => Ok(BackendKind::Cpu),
-            "cuda" => Ok(BackendKind::Cuda),
-            "wgpu" => Ok(BackendKind::Wgpu),
-            other => Err(BackendError::UnknownBackend(other.to_string())),
-        }
-    }
-}
+named_choice!(BackendKind, name, BackendError, |s: &str| BackendError::UnknownBackend(s.trim().to_ascii_lowercase()));
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -97,8 +76,11 @@ pub enum BackendError {
     Device(String),
 }
 
+/// What every operation of a backend returns.
+pub type BackendResult<T> = Result<T, BackendError>;
+
 /// Checks an NTT's length: a power of two between 2 and 2^`max_log2`.
-pub fn check_ntt_len(len: usize, max_log2: u32) -> Result<(), BackendError> {
+pub fn check_ntt_len(len: usize, max_log2: u32) -> BackendResult<()> {
     if len < 2 || !len.is_power_of_two() || len.trailing_zeros() > max_log2 {
         Err(BackendError::NttSize { len, max_log2 })
     } else {
@@ -179,34 +161,28 @@ pub trait Backend: Send + Sync {
     fn info(&self) -> BackendInfo;
 
     // --- staging -------------------------------------------------------------------------
-    fn upload_scalars(&self, host: &[Fr]) -> Result<ScalarBuffer, BackendError>;
+    fn upload_scalars(&self, host: &[Fr]) -> BackendResult<ScalarBuffer>;
     /// A buffer of `len` zeros.
-    fn alloc_scalars(&self, len: usize) -> Result<ScalarBuffer, BackendError>;
-    fn download_scalars(&self, buf: &ScalarBuffer) -> Result<Vec<Fr>, BackendError>;
+    fn alloc_scalars(&self, len: usize) -> BackendResult<ScalarBuffer>;
+    fn download_scalars(&self, buf: &ScalarBuffer) -> BackendResult<Vec<Fr>>;
     /// Bases are uploaded once per proving key and stay resident.
-    fn upload_g1_bases(&self, host: &[G1Affine]) -> Result<G1Bases, BackendError>;
-    fn upload_g2_bases(&self, host: &[G2Affine]) -> Result<G2Bases, BackendError>;
+    fn upload_g1_bases(&self, host: &[G1Affine]) -> BackendResult<G1Bases>;
+    fn upload_g2_bases(&self, host: &[G2Affine]) -> BackendResult<G2Bases>;
 
     // --- NTT -----------------------------------------------------------------------------
     /// In place; the length must be a power of two within `info().max_ntt_log2`.
-    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> Result<(), BackendError>;
+    fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> BackendResult<()>;
 
     // --- pointwise ops for H ---------------------------------------------------------------
     /// `a[i] *= b[i]`
-    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError>;
+    fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()>;
     /// `a[i] -= b[i]`
-    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> Result<(), BackendError>;
+    fn sub_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()>;
     /// `a[i] *= c`
-    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> Result<(), BackendError>;
+    fn scale(&self, a: &mut ScalarBuffer, c: Fr) -> BackendResult<()>;
     /// `a[i] = (a[i]·b[i] − c[i])·z_inv`: the quotient step of H, on evaluations over the
     /// coset. One pass where a backend can fuse it; the default composes the three ops above.
-    fn quotient(
-        &self,
-        a: &mut ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        z_inv: Fr,
-    ) -> Result<(), BackendError> {
+    fn quotient(&self, a: &mut ScalarBuffer, b: &ScalarBuffer, c: &ScalarBuffer, z_inv: Fr) -> BackendResult<()> {
         self.mul_assign(a, b)?;
         self.sub_assign(a, c)?;
         self.scale(a, z_inv)
@@ -215,12 +191,12 @@ pub trait Backend: Send + Sync {
     // --- MSM -----------------------------------------------------------------------------
     /// `Σ scalars[i]·bases[i]` over the first `scalars.len()` bases (the bases may be longer).
     /// Any length, zero scalars and identity points included.
-    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> Result<G1Projective, BackendError>;
-    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> Result<G2Projective, BackendError>;
+    fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> BackendResult<G1Projective>;
+    fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> BackendResult<G2Projective>;
 
     // --- timing --------------------------------------------------------------------------
     /// Waits for all work queued so far.
-    fn synchronize(&self) -> Result<(), BackendError> {
+    fn synchronize(&self) -> BackendResult<()> {
         Ok(())
     }
     /// The device's own spans of work finished so far, on the host clock, each parented to
@@ -271,39 +247,39 @@ macro_rules! dispatch_backend {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.info(), )+ }
             }
             fn upload_scalars(&self, host: &[$crate::Fr])
-                -> ::core::result::Result<$crate::backend::ScalarBuffer, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<$crate::backend::ScalarBuffer> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.upload_scalars(host), )+ }
             }
             fn alloc_scalars(&self, len: usize)
-                -> ::core::result::Result<$crate::backend::ScalarBuffer, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<$crate::backend::ScalarBuffer> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.alloc_scalars(len), )+ }
             }
             fn download_scalars(&self, buf: &$crate::backend::ScalarBuffer)
-                -> ::core::result::Result<::std::vec::Vec<$crate::Fr>, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<::std::vec::Vec<$crate::Fr>> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.download_scalars(buf), )+ }
             }
             fn upload_g1_bases(&self, host: &[$crate::G1Affine])
-                -> ::core::result::Result<$crate::backend::G1Bases, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<$crate::backend::G1Bases> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.upload_g1_bases(host), )+ }
             }
             fn upload_g2_bases(&self, host: &[$crate::G2Affine])
-                -> ::core::result::Result<$crate::backend::G2Bases, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<$crate::backend::G2Bases> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.upload_g2_bases(host), )+ }
             }
             fn ntt(&self, buf: &mut $crate::backend::ScalarBuffer, kind: $crate::backend::NttKind)
-                -> ::core::result::Result<(), $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.ntt(buf, kind), )+ }
             }
             fn mul_assign(&self, a: &mut $crate::backend::ScalarBuffer, x: &$crate::backend::ScalarBuffer)
-                -> ::core::result::Result<(), $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.mul_assign(a, x), )+ }
             }
             fn sub_assign(&self, a: &mut $crate::backend::ScalarBuffer, x: &$crate::backend::ScalarBuffer)
-                -> ::core::result::Result<(), $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.sub_assign(a, x), )+ }
             }
             fn scale(&self, a: &mut $crate::backend::ScalarBuffer, c: $crate::Fr)
-                -> ::core::result::Result<(), $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.scale(a, c), )+ }
             }
             fn quotient(
@@ -312,18 +288,18 @@ macro_rules! dispatch_backend {
                 x: &$crate::backend::ScalarBuffer,
                 c: &$crate::backend::ScalarBuffer,
                 z_inv: $crate::Fr,
-            ) -> ::core::result::Result<(), $crate::backend::BackendError> {
+            ) -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.quotient(a, x, c, z_inv), )+ }
             }
             fn msm_g1(&self, bases: &$crate::backend::G1Bases, scalars: $crate::backend::Scalars<'_>)
-                -> ::core::result::Result<$crate::G1Projective, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<$crate::G1Projective> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.msm_g1(bases, scalars), )+ }
             }
             fn msm_g2(&self, bases: &$crate::backend::G2Bases, scalars: $crate::backend::Scalars<'_>)
-                -> ::core::result::Result<$crate::G2Projective, $crate::backend::BackendError> {
+                -> $crate::backend::BackendResult<$crate::G2Projective> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.msm_g2(bases, scalars), )+ }
             }
-            fn synchronize(&self) -> ::core::result::Result<(), $crate::backend::BackendError> {
+            fn synchronize(&self) -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.synchronize(), )+ }
             }
             fn drain_device_spans(&self) -> ::std::vec::Vec<$crate::timeline::DeviceSpan> {
@@ -348,9 +324,11 @@ mod tests {
 
     #[test]
     fn kinds_parse_and_print() {
-        for k in [BackendKind::Auto, BackendKind::Cpu, BackendKind::Cuda, BackendKind::Wgpu] {
+        for (i, k) in BackendKind::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i, "ALL and NAMES in declaration order");
             assert_eq!(k.name().parse::<BackendKind>().unwrap(), k);
         }
+        assert_eq!(BackendKind::Wgpu.to_string(), "wgpu");
         assert!(matches!("metal".parse::<BackendKind>(), Err(BackendError::UnknownBackend(_))));
     }
 

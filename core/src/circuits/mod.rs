@@ -18,9 +18,6 @@
 //! stays ≤ 2^size and as close to it as the circuit's granularity allows, so the domain is
 //! exactly 2^size. The constraint *shape* depends only on `(kind, size)`; the seed only
 //! changes the witness, so one proving key serves every seed.
-//!
-//! This module is self-contained (it refers to its own items through `self::`/`super::`),
-//! so it can be mounted anywhere.
 
 mod poseidon;
 mod sha256;
@@ -91,25 +88,7 @@ impl CircuitKind {
     }
 }
 
-impl std::fmt::Display for CircuitKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for CircuitKind {
-    type Err = CircuitError;
-
-    /// Parses a kind by name; case and surrounding whitespace are ignored because the
-    /// names come from command lines and config files.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.trim();
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(wanted))
-            .ok_or_else(|| CircuitError::UnknownCircuit { name: s.to_string() })
-    }
-}
+named_choice!(CircuitKind, name, CircuitError, |s: &str| CircuitError::UnknownCircuit { name: s.to_string() });
 
 /// Errors from choosing a built-in circuit.
 #[derive(Debug, thiserror::Error)]

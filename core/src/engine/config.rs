@@ -1,7 +1,6 @@
 //! How the engine is set up: its stages' sizes, the lock design, and which devices it runs on.
 
 use std::fmt;
-use std::str::FromStr;
 
 use super::EngineError;
 use crate::backend::BackendKind;
@@ -21,30 +20,17 @@ pub enum LockDesign {
 impl LockDesign {
     pub const ALL: [LockDesign; 2] = [LockDesign::Single, LockDesign::Split];
 
+    /// The names, in declaration order (a design's discriminant indexes them).
+    const NAMES: [&'static str; 2] = ["single", "split"];
+
     pub fn name(&self) -> &'static str {
-        match self {
-            LockDesign::Single => "single",
-            LockDesign::Split => "split",
-        }
+        Self::NAMES[*self as usize]
     }
 }
 
-impl fmt::Display for LockDesign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for LockDesign {
-    type Err = EngineError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "single" => Ok(LockDesign::Single),
-            "split" => Ok(LockDesign::Split),
-            other => Err(EngineError::Config(format!("unknown lock design '{other}' (expected single or split)"))),
-        }
-    }
-}
+named_choice!(LockDesign, name, EngineError, |s: &str| {
+    EngineError::Config(format!("unknown lock design '{}' (expected single or split)", s.trim().to_ascii_lowercase()))
+});
 
 /// The engine's stages. Host memory in flight is bounded by about
 /// `2 × synthesis_workers + channel_bound + devices × workers_per_device` synthesized
@@ -225,7 +211,8 @@ mod tests {
 
     #[test]
     fn lock_designs_and_config() {
-        for d in LockDesign::ALL {
+        for (i, d) in LockDesign::ALL.into_iter().enumerate() {
+            assert_eq!(d as usize, i, "ALL and NAMES in declaration order");
             assert_eq!(d.name().parse::<LockDesign>().unwrap(), d);
         }
         assert!(matches!("double".parse::<LockDesign>(), Err(EngineError::Config(_))));

@@ -173,12 +173,8 @@ pub(crate) struct Proven {
 pub(crate) fn device_worker<B: Backend>(shared: &Shared<B>, device: usize, worker: usize, finalizer: Sender<Proven>) {
     while let Some(Ready { mut ticket, syn }) = shared.channel.pop() {
         ticket.end_wait();
-        if shared.is_cancelled() {
-            ticket.cancel("the engine shut down");
-            continue;
-        }
-        if ticket.job_failed() {
-            ticket.cancel("another partition of the job failed");
+        if let Some(why) = shared.reason_to_stop(&ticket) {
+            ticket.cancel(why);
             continue;
         }
         let ctx = WorkerCtx { shared, device, worker };

@@ -114,6 +114,18 @@ impl<B: Backend> Shared<B> {
         self.cancelled.load(Ordering::Acquire)
     }
 
+    /// Why a partition must not go on to its next stage, if it must not: the engine shut
+    /// down, or another partition of its job failed.
+    pub fn reason_to_stop(&self, ticket: &Ticket) -> Option<&'static str> {
+        if self.is_cancelled() {
+            Some("the engine shut down")
+        } else if ticket.job_failed() {
+            Some("another partition of the job failed")
+        } else {
+            None
+        }
+    }
+
     /// Runs `work` (a synthesis) on the synthesis pool, so its parallel steps stay off the
     /// global pool the device workers use.
     pub fn in_synthesis_pool<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {

@@ -29,12 +29,8 @@ pub(crate) fn synthesis_worker<B: Backend>(shared: &Shared<B>) {
 
 fn synthesize_and_send<B: Backend>(shared: &Shared<B>, Task { mut ticket, partition }: Task) {
     ticket.end_wait();
-    if shared.is_cancelled() {
-        ticket.cancel("the engine shut down");
-        return;
-    }
-    if ticket.job_failed() {
-        ticket.cancel("another partition of the job failed");
+    if let Some(why) = shared.reason_to_stop(&ticket) {
+        ticket.cancel(why);
         return;
     }
     let (job, index) = (ticket.job.id, ticket.partition);

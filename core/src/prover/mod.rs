@@ -129,24 +129,15 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         tl: &Timeline,
     ) -> Result<Proof, ProveError> {
         let _device = tl.span(Layer::Prover, "device");
-        let result = self.device_section(key, syn, r, s, tl);
+        let result = (|| {
+            let mut staged = self.stage(key, syn, tl)?;
+            let sums = self.compute(key, &mut staged, r, tl)?;
+            self.release(staged, tl);
+            Ok(assemble(key, &sums, r, s, tl))
+        })();
         // Device spans are drained even when a step failed, so the timeline shows how far it got.
         tl.record_device_spans(&self.backend.drain_device_spans());
         result
-    }
-
-    fn device_section(
-        &self,
-        key: &PreparedKey,
-        syn: &Synthesized,
-        r: Fr,
-        s: Fr,
-        tl: &Timeline,
-    ) -> Result<Proof, ProveError> {
-        let mut staged = self.stage(key, syn, tl)?;
-        let sums = self.compute(key, &mut staged, r, tl)?;
-        self.release(staged, tl);
-        Ok(assemble(key, &sums, r, s, tl))
     }
 
     /// Step 2, staging: checks the key against the instance and uploads a, b, c and the

@@ -10,16 +10,12 @@
 //! - [`DeviceSpan`] + [`ClockCalibration`] bring GPU timestamps onto that clock.
 //! - Sinks and readers: [`text`] (`TIMELINE,...` lines) and [`chrome`] (Perfetto JSON).
 //! - [`report`] turns events into per-span coverage, device-busy fraction and largest gaps.
-//!
-//! This module is self-contained (std, serde, serde_json, thiserror only) on purpose: it is
-//! mounted as `g16_core::timeline` and also compiled on its own for tests.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
@@ -79,22 +75,7 @@ impl Layer {
     }
 }
 
-impl fmt::Display for Layer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl FromStr for Layer {
-    type Err = TimelineError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Layer::ALL
-            .into_iter()
-            .find(|l| l.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| TimelineError::UnknownLayer(s.to_string()))
-    }
-}
+named_choice!(Layer, as_str, TimelineError, |s: &str| TimelineError::UnknownLayer(s.to_string()));
 
 /// A span identifier, unique within the process. `0` is never issued: it is what a
 /// disabled [`Timeline`] hands out, and it is treated as "no parent" everywhere.
@@ -303,12 +284,7 @@ impl Timeline {
 
     /// [`Timeline::span`] with a free-form detail on the Begin event.
     pub fn span_detail(&self, layer: Layer, name: impl Into<String>, detail: impl Into<String>) -> SpanGuard {
-        if self.store.is_none() {
-            return SpanGuard::inert();
-        }
-        let id = self.begin(layer, name, current_span(), detail);
-        push_current(id);
-        SpanGuard { timeline: self.clone(), id, _thread_bound: PhantomData }
+        self.span_under(layer, name, current_span(), detail)
     }
 
     /// [`Timeline::span`] under an explicit parent, for a thread that continues work whose

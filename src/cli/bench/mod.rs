@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::UniformRand;
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use g16::backends::{self as backend, AnyBackend};
@@ -31,7 +32,7 @@ use g16_core::key_store::KeyStore;
 use g16_core::prover::Prover;
 use g16_core::sample;
 use g16_core::timeline::{Layer, Report, Timeline};
-use g16_core::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use g16_core::{Curve, Fr, G1Projective, G2Projective};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -213,31 +214,28 @@ fn open_backends(settings: &Settings, names: Option<&[String]>) -> Result<Vec<(A
     Ok(open)
 }
 
-/// Random inputs shared by every backend at one size, so they all do the same work.
+/// Random bases shared by every backend at one size, so they all do the same work.
 #[derive(Default)]
 struct Inputs {
-    g1: Option<(u32, Vec<G1Affine>)>,
-    g2: Option<(u32, Vec<G2Affine>)>,
+    g1: Points<G1Projective>,
+    g2: Points<G2Projective>,
 }
 
-impl Inputs {
-    fn g1(&mut self, size: u32) -> &[G1Affine] {
-        if self.g1.as_ref().map(|(s, _)| *s) != Some(size) {
-            self.g1 = Some((
-                size,
-                sample::random_points::<G1Projective, _>(1usize << size, &mut ChaCha20Rng::from_entropy()),
-            ));
-        }
-        self.g1.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
+/// 2^size random points of `P`, drawn again only when the size changes.
+struct Points<P: CurveGroup>(Option<(u32, Vec<P::Affine>)>);
+
+impl<P: CurveGroup> Default for Points<P> {
+    fn default() -> Self {
+        Points(None)
     }
-    fn g2(&mut self, size: u32) -> &[G2Affine] {
-        if self.g2.as_ref().map(|(s, _)| *s) != Some(size) {
-            self.g2 = Some((
-                size,
-                sample::random_points::<G2Projective, _>(1usize << size, &mut ChaCha20Rng::from_entropy()),
-            ));
+}
+
+impl<P: CurveGroup + PrimeGroup> Points<P> {
+    fn of_size(&mut self, size: u32) -> &[P::Affine] {
+        if self.0.as_ref().map(|(s, _)| *s) != Some(size) {
+            self.0 = Some((size, sample::random_points::<P, _>(1usize << size, &mut ChaCha20Rng::from_entropy())));
         }
-        self.g2.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
+        self.0.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
     }
 }
 
@@ -277,32 +275,28 @@ fn measure(
     let mut bases_upload_ms = None;
     match op {
         Op::MsmG1 | Op::MsmG1Witness => {
-            let host = inputs.g1(size);
-            let t = Instant::now();
-            let bases = backend.upload_g1_bases(host)?;
-            bases_upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-            let draw = if op == Op::MsmG1 { random_scalars } else { witness_scalars };
-            for _ in 0..total {
-                let scalars = backend.upload_scalars(&draw(n))?;
-                let t = Instant::now();
-                let _ = std::hint::black_box(backend.msm_g1(&bases, Scalars::Device(&scalars, 0..n))?);
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                record_spans();
-            }
+            let bases = inputs.g1.of_size(size);
+            let timed = (&mut times, &mut record_spans);
+            let ms = time_msms(
+                backend,
+                (n, total, draw(op)),
+                |b| b.upload_g1_bases(bases),
+                |b, d, s| b.msm_g1(d, s),
+                timed,
+            )?;
+            bases_upload_ms = Some(ms);
         }
         Op::MsmG2 | Op::MsmG2Witness => {
-            let host = inputs.g2(size);
-            let t = Instant::now();
-            let bases = backend.upload_g2_bases(host)?;
-            bases_upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-            let draw = if op == Op::MsmG2 { random_scalars } else { witness_scalars };
-            for _ in 0..total {
-                let scalars = backend.upload_scalars(&draw(n))?;
-                let t = Instant::now();
-                let _ = std::hint::black_box(backend.msm_g2(&bases, Scalars::Device(&scalars, 0..n))?);
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                record_spans();
-            }
+            let bases = inputs.g2.of_size(size);
+            let timed = (&mut times, &mut record_spans);
+            let ms = time_msms(
+                backend,
+                (n, total, draw(op)),
+                |b| b.upload_g2_bases(bases),
+                |b, d, s| b.msm_g2(d, s),
+                timed,
+            )?;
+            bases_upload_ms = Some(ms);
         }
         Op::Ntt => {
             for _ in 0..total {
@@ -358,6 +352,37 @@ fn measure(
         out.push(measurement(info, "prove-device", PROVE_DEVICE_INCLUDES, size, &device_times[args.warmup..]));
     }
     Ok(out)
+}
+
+/// The scalars an MSM op draws: random, or a witness's mix.
+fn draw(op: Op) -> fn(usize) -> Vec<Fr> {
+    if matches!(op, Op::MsmG1Witness | Op::MsmG2Witness) {
+        witness_scalars
+    } else {
+        random_scalars
+    }
+}
+
+/// `total` timed MSMs (`msm` over bases `upload` makes resident, timed apart: its ms are
+/// returned), each on fresh scalars already on the device.
+fn time_msms<T: g16_core::backend::Element, P>(
+    backend: &AnyBackend,
+    (n, total, draw): (usize, usize, fn(usize) -> Vec<Fr>),
+    upload: impl FnOnce(&AnyBackend) -> Result<g16_core::backend::DeviceBuffer<T>, g16_core::BackendError>,
+    msm: impl Fn(&AnyBackend, &g16_core::backend::DeviceBuffer<T>, Scalars<'_>) -> Result<P, g16_core::BackendError>,
+    (times, record_spans): (&mut Vec<f64>, &mut impl FnMut()),
+) -> Result<f64, CliError> {
+    let t = Instant::now();
+    let bases = upload(backend)?;
+    let upload_ms = t.elapsed().as_secs_f64() * 1e3;
+    for _ in 0..total {
+        let scalars = backend.upload_scalars(&draw(n))?;
+        let t = Instant::now();
+        std::hint::black_box(msm(backend, &bases, Scalars::Device(&scalars, 0..n))?);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        record_spans();
+    }
+    Ok(upload_ms)
 }
 
 /// The device spans finished since the last drain, total ms per name (empty on the CPU).
