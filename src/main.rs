@@ -96,14 +96,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Mesa's device-select Vulkan layer connects to Wayland to find the session's default GPU, and
-/// where there is no session (`XDG_RUNTIME_DIR` unset: a server, a container, CI) libwayland
+/// Mesa's device-select Vulkan layer connects to Wayland to find the desktop's default GPU, and
+/// where there is no desktop (`XDG_RUNTIME_DIR` unset: a server, a container, CI) libwayland
 /// prints an error line for each attempt, before every proof, about a backend g16 never uses.
 /// g16 orders adapters itself, so the layer has nothing to decide; it is turned off for this
 /// process unless the user set `NODEVICE_SELECT` either way. Runs first, before any thread.
 fn quiet_vulkan_device_selection() {
-    let no_session = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| d.is_empty());
-    if no_session && std::env::var_os("NODEVICE_SELECT").is_none() {
+    let no_desktop = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| d.is_empty());
+    if no_desktop && std::env::var_os("NODEVICE_SELECT").is_none() {
         std::env::set_var("NODEVICE_SELECT", "1");
     }
 }

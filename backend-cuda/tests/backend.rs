@@ -17,9 +17,9 @@ g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&opti
 
 use ark_ec::VariableBaseMSM;
 use ark_ff::{One, UniformRand};
-use g16_core::backend::conformance::{self, open_or_skip};
 use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{Backend, NttKind, Scalars};
+use g16_core::conformance::{self, open_or_skip};
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
 use g16_core::{Fr, G1Projective, G2Projective};

@@ -19,6 +19,8 @@
 pub mod named;
 pub mod backend;
 pub mod circuits;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod engine;
 pub mod key_store;
 pub mod prover;

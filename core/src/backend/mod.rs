@@ -9,13 +9,13 @@
 //! - Devices time themselves: each backend keeps the spans of its own work, on the
 //!   timeline's host clock ([`crate::timeline::ClockCalibration`]), until the prover drains
 //!   them ([`Backend::drain_device_spans`]).
+//! - The conformance suite every backend passes is [`crate::conformance`] (above the prover,
+//!   whose proofs it checks too).
 //! - This module depends on no backend. The GPU crates (`g16-cuda`, `g16-wgpu`) implement the
 //!   trait themselves; the crate that assembles them into one run-time choice writes its enum
 //!   with [`dispatch_backend!`], so no operation matches over every backend.
 
 pub mod buffer;
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod cpu;
 pub mod limbs;
 pub mod msm_plan;

@@ -380,14 +380,14 @@ pub fn device_spans_are_reported<B: Backend + ?Sized>(b: &B) {
 #[macro_export]
 macro_rules! conformance_tests {
     ($name:literal, $require:literal, $open:expr) => {
-        $crate::conformance_tests!($name, $require, $open, $crate::backend::conformance::Sizes::ci);
+        $crate::conformance_tests!($name, $require, $open, $crate::conformance::Sizes::ci);
     };
     ($name:literal, $require:literal, $open:expr, $ci:expr) => {
         fn backend() -> Option<impl $crate::backend::Backend> {
-            $crate::backend::conformance::open_or_skip($name, $require, $open)
+            $crate::conformance::open_or_skip($name, $require, $open)
         }
-        fn sizes() -> $crate::backend::conformance::Sizes {
-            $crate::backend::conformance::Sizes::from_env_or($ci)
+        fn sizes() -> $crate::conformance::Sizes {
+            $crate::conformance::Sizes::from_env_or($ci)
         }
         $crate::__conformance_checks!(
             ntt_matches_arkworks(sizes),
@@ -413,7 +413,7 @@ macro_rules! __conformance_checks {
             #[test]
             fn $check() {
                 if let Some(b) = backend() {
-                    $crate::backend::conformance::$check(&b $(, &$sizes())?);
+                    $crate::conformance::$check(&b $(, &$sizes())?);
                 }
             }
         )*
