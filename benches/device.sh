@@ -17,6 +17,10 @@
 #       prove     traced proofs (CUDA synthetic 2^22, wgpu synthetic 2^20) and their reports
 #       engine    the engine matrix: lock designs × device workers at SIZES, and one GPU
 #                 against all of them where there are several
+#       compiled  compiled circuits: the conformance suites at CI sizes (sparse products, the
+#                 R1CS check, the odd coset, the compiled path, arkworks' gadgets), a snarkjs
+#                 zkey proven on CUDA, then A·z, whole proofs against arkworks, synthesis
+#                 against witness alone, and the engine at 2^22 on 4 witness workers
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,7 +43,7 @@ prepare() {
   export LD_LIBRARY_PATH="$(nvrtc_wheel_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   cargo build --release --bin g16 || exit 1
   rm -rf "$D" && mkdir -p "$D/cache"
-  cp target/release/g16 "$D/g16"
+  cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/g16" "$D/g16"
   cp "$(test_binary g16-cuda backend)" "$D/cuda_backend"
   cp "$(test_binary g16-wgpu backend)" "$D/wgpu_backend"
   cp "$(test_binary g16-wgpu device)" "$D/wgpu_device"
@@ -157,14 +161,37 @@ engine() {
   done
 }
 
+compiled() {
+  local kernels
+  kernels="$(cat "$D/cuda-test-kernels-dir" 2>/dev/null)"
+  [ -n "$kernels" ] && mkdir -p "$kernels" && cp "$D"/cache/cuda/*.cubin "$kernels/"
+  G16_REQUIRE_CUDA=1 step 150 suite-cuda-ci "$D/cuda_backend" --test-threads=1
+  G16_REQUIRE_WGPU=1 step 120 suite-wgpu-compiled "$D/wgpu_backend" --test-threads=1 --skip u32_path \
+    spmv first_unsatisfied gadget proofs_match
+  step 60 circom-cuda "$D/g16" prove --zkey "$ROOT/tests/circom/fixtures/small.zkey" \
+    --wtns "$ROOT/tests/circom/fixtures/small.wtns" --backend cuda --out "$OUT/circom-cuda"
+  local json="$OUT/compiled.jsonl"
+  b() { echo "== [$SECONDS] bench $*"; timeout 200 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
+  b --backends cuda --ops prove,prove-witness,prove-arkworks --sizes 20 --runs 3
+  b --backends cuda --ops spmv --sizes 20..22 --runs 7
+  b --backends cuda --ops prove,prove-witness --sizes 22 --runs 3
+  timeout 200 "$D/g16" prove --circuit synthetic --size 22 --partitions 12 --devices cuda:0 --lock split \
+    --gpu-workers-per-device 2 --synth-workers 4 --json | tee -a "$OUT/engine-witness.jsonl"
+  for circuit in synthetic poseidon sha256; do
+    b --backends cpu --ops synth-full,synth-witness --circuit "$circuit" --sizes 20..22 --warmup 0 --runs 3
+  done
+  b --backends cuda --ops prove,prove-witness,prove-arkworks --circuit sha256 --sizes 20 --runs 3
+  b --backends cuda --ops spmv --sizes 24 --runs 5
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine)
+  env | suite | bench | prove | engine | compiled)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
       "$s"
     done
     ;;
-  *) sed -n 2,23p "${BASH_SOURCE[0]}"; exit 2 ;;
+  *) sed -n 2,24p "${BASH_SOURCE[0]}"; exit 2 ;;
 esac

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use g16::settings::Settings;
 use g16_core::circuits::CircuitKind;
 
-use cli::{bench, devices, parse_circuit, prove, report, setup, CliError};
+use cli::{bench, compile, devices, inspect, parse_circuit, prove, prove_files, report, setup, CliError};
 
 // Synthesis builds and frees millions of small heap objects per partition (arkworks' linear
 // combinations), on many threads at once. With glibc's malloc, 30 synthesis workers on a
@@ -47,10 +47,40 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
-    /// Prove instances of a built-in circuit, verify them, and print the timeline report.
-    Prove(prove::ProveArgs),
+    /// Compile a built-in circuit's constraint system once, into a file (proofs then compute
+    /// witnesses alone).
+    Compile {
+        #[arg(long, default_value = prove::DEFAULT_CIRCUIT, value_parser = parse_circuit)]
+        circuit: CircuitKind,
+        /// log2 of the number of constraints.
+        #[arg(long, default_value_t = prove::DEFAULT_SIZE)]
+        size: u32,
+        /// Where to write the compiled circuit.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Write the witness of one instance of a built-in circuit (a .wtns file, for
+    /// `prove --compiled`).
+    Witness {
+        #[arg(long, default_value = prove::DEFAULT_CIRCUIT, value_parser = parse_circuit)]
+        circuit: CircuitKind,
+        /// log2 of the number of constraints.
+        #[arg(long, default_value_t = prove::DEFAULT_SIZE)]
+        size: u32,
+        /// Which instance (as `prove --seed` picks the first partition's).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Prove instances of a built-in circuit, verify them, and print the timeline report; or
+    /// one proof from files (--zkey and --wtns, or --compiled, --witness and --key).
+    Prove(Box<prove::ProveArgs>),
     /// Compare backends: median times of MSM, NTT and full proofs over a range of sizes.
     Bench(bench::BenchArgs),
+    /// What a file holds (a snarkjs zkey, a circom wtns or r1cs, a compiled circuit, an
+    /// arkworks proving key): curve, sizes, SHA-256, and whether a key's points check.
+    Inspect { file: PathBuf },
     /// Work with saved timelines.
     Timeline {
         #[command(subcommand)]
@@ -79,8 +109,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Setup { circuit, size, out, compress, seed } => {
             setup::run(&settings, circuit, size, out, compress, seed)
         }
-        Command::Prove(args) => prove::run(&settings, args),
+        Command::Compile { circuit, size, out } => compile::run(&settings, circuit, size, &out),
+        Command::Witness { circuit, size, seed, out } => prove_files::write_witness(circuit, size, seed, &out),
+        Command::Prove(args) => prove::run(&settings, *args),
         Command::Bench(args) => bench::run(&settings, args),
+        Command::Inspect { file } => inspect::run(&file),
         Command::Timeline { command: TimelineCommand::Report { file, gap_warn } } => report::run(&file, gap_warn),
     }
 }

@@ -49,6 +49,7 @@ pub const KNOWN: &[&str] = &[
     "G16_REQUIRE_WGPU",
     "G16_REQUIRE_NVRTC",
     "G16_REQUIRE_CXX",
+    "G16_REQUIRE_CIRCOM",
     "G16_CONFORMANCE",
     "G16_TEST_SEED",
 ];

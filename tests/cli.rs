@@ -120,8 +120,10 @@ fn setup_out_and_prove_with_key_files() {
     let key = key.to_str().unwrap();
     sb.ok(&["prove", "--circuit", "synthetic", "--size", "8", "--key", key, "--backend", "cpu"]);
     // The same key for another size is a clear error, not a proof.
-    let err = sb.fails(&["prove", "--circuit", "synthetic", "--size", "9", "--key", key]);
-    assert!(err.contains("does not match"), "{err}");
+    for synthesis in ["witness", "full"] {
+        let err = sb.fails(&["prove", "--circuit", "synthetic", "--size", "9", "--key", key, "--synthesis", synthesis]);
+        assert!(err.contains("does not match the circuit: domain size"), "{err}");
+    }
     // A truncated key file.
     let bytes = std::fs::read(sb.path("k.pk")).unwrap();
     std::fs::write(sb.path("cut.pk"), &bytes[..bytes.len() / 3]).unwrap();
@@ -153,7 +155,7 @@ fn bench_runs_the_witness_mix_msms_and_the_upload_under_their_own_names() {
         "--backends",
         "cpu",
         "--ops",
-        "msm-g1-witness,msm-g2-witness,upload",
+        "msm-g1-witness,msm-g2-witness,upload,spmv,prove-witness",
         "--sizes",
         "6",
         "--runs",
@@ -167,7 +169,7 @@ fn bench_runs_the_witness_mix_msms_and_the_upload_under_their_own_names() {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")["op"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(ops, ["msm-g1-witness", "msm-g2-witness", "upload"]);
+    assert_eq!(ops, ["msm-g1-witness", "msm-g2-witness", "upload", "spmv", "prove-witness", "prove-witness-device"]);
 }
 
 #[test]
@@ -213,4 +215,76 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
     std::fs::remove_file(sb.path("g16-bench.svg")).unwrap();
     sb.ok(&["bench", "--backends", "cpu", "--ops", "ntt", "--sizes", "5", "--runs", "1", "--no-plot"]);
     assert!(!Path::new(&sb.path("g16-bench.svg")).exists());
+}
+
+/// `g16 compile`, `g16 witness`, then `g16 prove --compiled`: a proof from files that arkworks
+/// verifies; and each way the files can disagree is a plain error that writes nothing.
+#[test]
+fn compile_witness_and_prove_from_files() {
+    use ark_serialize::CanonicalDeserialize;
+    use g16_core::{CheckedKey, Curve, Fr, Proof};
+    use std::str::FromStr;
+
+    let sb = Sandbox::new("compiled");
+    let p = |f: &str| sb.path(f).to_str().unwrap().to_string();
+    let (kind, size) = ("poseidon", "10");
+    sb.ok(&["setup", "--circuit", kind, "--size", size, "--out", "k.pk"]);
+    let out = sb.ok(&["compile", "--circuit", kind, "--size", size, "--out", "c.g16c"]);
+    assert!(out.contains("bound to the stored key"), "{out}");
+    sb.ok(&["witness", "--circuit", kind, "--size", size, "--seed", "3", "--out", "w.wtns"]);
+    let prove = |key: &str, witness: &str, out: &str| -> Vec<String> {
+        ["prove", "--compiled", &p("c.g16c"), "--witness", &p(witness), "--key", &p(key), "--out", &p(out)]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let args = prove("k.pk", "w.wtns", "proof");
+    let out = sb.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.contains("proof verified"), "{out}");
+
+    // arkworks' verifier accepts proof.bin with the inputs of public.json.
+    let key = CheckedKey::load(&sb.path("k.pk")).unwrap();
+    let proof = Proof::deserialize_compressed(&std::fs::read(sb.path("proof/proof.bin")).unwrap()[..]).unwrap();
+    let public: Vec<String> =
+        serde_json::from_slice(&std::fs::read(sb.path("proof/public.json")).unwrap()).expect("public.json");
+    let public: Vec<Fr> = public.iter().map(|d| Fr::from_str(d).expect("a decimal")).collect();
+    assert_eq!(public.len(), 2, "a built-in circuit's two public inputs");
+    let pvk = ark_groth16::prepare_verifying_key(key.verifying_key());
+    assert!(ark_groth16::Groth16::<Curve>::verify_proof(&pvk, &proof, &public).unwrap());
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(sb.path("proof/proof.json")).unwrap()).unwrap();
+    assert_eq!((json["protocol"].as_str(), json["curve"].as_str()), (Some("groth16"), Some("bls12381")));
+
+    let run = |args: Vec<String>| sb.fails(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    // A witness that does not satisfy the circuit: the first failing constraint, before any MSM.
+    let mut z = g16_core::circom::read_wtns(&std::fs::read(sb.path("w.wtns")).unwrap()).unwrap();
+    let last = z.len() - 1;
+    z[last] += Fr::from(1u64);
+    std::fs::write(sb.path("bad.wtns"), g16_core::circom::write_wtns(&z)).unwrap();
+    let err = run(prove("k.pk", "bad.wtns", "bad"));
+    assert!(err.contains("does not satisfy the circuit: constraint"), "{err}");
+    // A witness of another circuit (its length differs).
+    sb.ok(&["witness", "--circuit", "synthetic", "--size", "8", "--out", "other.wtns"]);
+    let err = run(prove("k.pk", "other.wtns", "bad"));
+    assert!(err.contains("witness") && err.contains("values"), "{err}");
+    // A damaged witness file and a damaged compiled circuit.
+    let bytes = std::fs::read(sb.path("w.wtns")).unwrap();
+    std::fs::write(sb.path("cut.wtns"), &bytes[..bytes.len() - 7]).unwrap();
+    assert!(run(prove("k.pk", "cut.wtns", "bad")).contains("truncated"));
+    let mut circuit = std::fs::read(sb.path("c.g16c")).unwrap();
+    let mid = circuit.len() / 2;
+    circuit[mid] ^= 1;
+    std::fs::write(sb.path("c.g16c"), &circuit).unwrap();
+    assert!(run(prove("k.pk", "w.wtns", "bad")).contains("checksum"));
+    circuit[mid] ^= 1;
+    std::fs::write(sb.path("c.g16c"), &circuit).unwrap();
+    // Another key of the same circuit (another setup): the compiled circuit is bound to the
+    // first, so it is refused before any work.
+    sb.ok(&["setup", "--circuit", kind, "--size", size, "--seed", "9", "--out", "k2.pk"]);
+    let err = run(prove("k2.pk", "w.wtns", "bad"));
+    assert!(err.contains("another proving key"), "{err}");
+    // A key of another size.
+    sb.ok(&["setup", "--circuit", kind, "--size", "11", "--out", "k3.pk"]);
+    let err = run(prove("k3.pk", "w.wtns", "bad"));
+    assert!(err.contains("another proving key") || err.contains("does not match"), "{err}");
+    assert!(!sb.path("bad").join("proof.json").exists(), "a failed proof writes nothing");
 }

@@ -800,3 +800,48 @@ fn prove_partitions_writes_a_trace_with_every_stage_per_partition() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------
+// Compiled circuits: partitions as witnesses and assignments
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn compiled_partitions_prove_what_full_synthesis_proves() {
+    use g16_core::compiled::{compile, witness};
+    let mut rng = fresh_rng("compiled partitions");
+    let pk = key(&mut rng);
+    let reference = Reference::new(&pk);
+    let compiled = compile(circuit(0)).expect("compile");
+    for lock in LockDesign::ALL {
+        let tl = Timeline::new();
+        let devices = (0..2)
+            .map(|i| EngineDevice::prepare_compiled(format!("cpu:{i}"), CpuBackend::new(), &pk, &compiled, &tl))
+            .collect::<Result<Vec<_>, _>>()
+            .expect("prepare");
+        let engine = Engine::start(devices, config(lock, 2, 3, 2), &tl).unwrap();
+        // Witness-only synthesis, assignments given whole, and full synthesis, in one job.
+        let specs: Vec<Spec> = (0..9).map(|seed| (seed + 40, Fr::rand(&mut rng), Fr::rand(&mut rng))).collect();
+        let partitions = specs
+            .iter()
+            .map(|&(seed, r, s)| match seed % 3 {
+                0 => Partition::witness_of(circuit(seed), r, s),
+                1 => Partition::assignment(witness(circuit(seed)).expect("witness"), r, s),
+                _ => Partition::circuit(circuit(seed), r, s),
+            })
+            .collect();
+        let out = wait(engine.submit(partitions).unwrap()).unwrap_or_else(|e| panic!("{lock}: {e}"));
+        reference.check(&out, &specs);
+        // An assignment that does not satisfy the circuit fails on the device's R1CS check.
+        let mut bad = witness(circuit(1)).expect("witness");
+        let last = bad.len() - 1;
+        bad[last] += Fr::from(1u64);
+        let err = wait(engine.submit(vec![Partition::assignment(bad, Fr::from(1u64), Fr::from(2u64))]).unwrap())
+            .expect_err("an unsatisfied assignment");
+        assert!(err.to_string().contains("does not satisfy"), "{lock}: {err}");
+        engine.shutdown();
+    }
+    // A circuit of another shape is refused when the device is prepared.
+    let other = compile(BuiltinCircuit::new(CircuitKind::Synthetic, SIZE + 1, 0).unwrap()).unwrap();
+    let refused = EngineDevice::prepare_compiled("cpu:0", CpuBackend::new(), &pk, &other, &Timeline::disabled());
+    assert!(matches!(refused, Err(EngineError::Device { source: ProveError::KeyMismatch { .. }, .. })));
+}

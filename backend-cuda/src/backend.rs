@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{
-    check_msm, check_ntt_len, check_same_len, Backend, BackendId, BackendInfo, BackendKind, BackendResult, G1Bases,
-    G2Bases, NttKind, ScalarBuffer, Scalars,
+    check_msm, check_ntt_len, check_range, check_same_len, check_spmv, Backend, BackendId, BackendInfo, BackendKind,
+    BackendResult, G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix,
 };
 use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -17,6 +17,7 @@ use crate::buffers::{FrBuffer, G1Buffer, G2Buffer};
 use crate::device::CudaDevice;
 use crate::msm::{Msm, ScalarsRef, G1, G2};
 use crate::ntt::{pointwise, Ntt, Pointwise, MAX_NTT_LOG2};
+use crate::sparse::{self, DeviceMatrix};
 use crate::staging::Staging;
 
 /// How to open a CUDA device: read once, at [`CudaBackend::open`].
@@ -190,6 +191,32 @@ impl Backend for CudaBackend {
         let bases = bases.storage::<G2Buffer>(self.id)?;
         let scalars = self.scalars("msm_g2", bases.len, &scalars)?;
         Ok(self.layers.msm.run(self.layers.io(), &G2, bases, scalars, current_span())?)
+    }
+
+    fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {
+        let stored = sparse::upload(&self.layers.device, &self.layers.staging, m, current_span())?;
+        Ok(self.id.wrap(m.rows(), stored))
+    }
+
+    fn spmv(&self, m: &MatrixBuffer, z: &ScalarBuffer, out: &mut ScalarBuffer) -> BackendResult<()> {
+        let m = m.storage::<DeviceMatrix>(self.id)?;
+        let (z, out) = (self.fr(z)?, self.fr_mut(out)?);
+        check_spmv(m.layout.columns as usize, m.layout.rows as usize, z.len, out.len)?;
+        Ok(sparse::spmv(&self.layers.device, m, z, out, current_span())?)
+    }
+
+    fn first_unsatisfied(
+        &self,
+        a: &ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        rows: usize,
+    ) -> BackendResult<Option<usize>> {
+        let abc = (self.fr(a)?, self.fr(b)?, self.fr(c)?);
+        for len in [abc.0.len, abc.1.len, abc.2.len] {
+            check_range("first_unsatisfied", &(0..rows), len)?;
+        }
+        Ok(sparse::first_unsatisfied(&self.layers.device, &self.layers.staging, abc, rows, current_span())?)
     }
 
     fn synchronize(&self) -> BackendResult<()> {

@@ -41,6 +41,9 @@ pub const SORT: Part = part!("msm/sort.cu");
 pub const BUCKET: Part = part!("msm/bucket.cu");
 /// Shifted bases for the MSM's shared bucket layout.
 pub const TABLE: Part = part!("msm/table.cu");
+/// A compiled circuit's sparse products (A·z, B·z, C·z) and its R1CS check.
+pub const SPMV: Part = part!("r1cs/spmv.cu");
+pub const CHECK: Part = part!("r1cs/check.cu");
 
 /// One NVRTC translation unit and the kernels the backend loads from it.
 pub struct Program {
@@ -49,13 +52,19 @@ pub struct Program {
     pub kernels: &'static [&'static str],
 }
 
-/// The programs: NTT and pointwise over Fr; MSM over G1 and G2.
+/// The programs: NTT and pointwise over Fr; the sparse products and the R1CS check; MSM over
+/// G1 and G2.
 pub fn programs() -> Vec<Program> {
     vec![
         Program {
             name: "ntt",
             source: unit(&[FP, NTT, POINTWISE]),
             kernels: &["ntt_twiddles", "ntt_radix4_pass", "fr_mul", "fr_sub", "fr_scale", "fr_quotient"],
+        },
+        Program {
+            name: "r1cs",
+            source: unit(&[FP, SPMV, CHECK]),
+            kernels: &["spmv_rows", "spmv_long_rows", "r1cs_check"],
         },
         Program {
             name: "msm",

@@ -9,8 +9,8 @@
 //!   [`CudaError`], never a panic.
 //! - Kernels (`kernels/`, embedded) are compiled by NVRTC for the device's own architecture
 //!   and cached on disk by source hash, architecture and NVRTC version ([`compile`]).
-//! - Layers depend downward only: `backend` → `ntt`, `msm` → `staging` → `buffers` → `device` →
-//!   `compile`, `timing`, `error`. The device holds the device's own state; each layer above
+//! - Layers depend downward only: `backend` → `ntt`, `msm`, `sparse` → `staging` → `buffers` →
+//!   `device` → `compile`, `timing`, `error`. The device holds the device's own state; each layer above
 //!   owns its caches (pinned slots, NTT tables, the MSM's workspace).
 //! - Data stays on the device between operations; every group of launches is timed by CUDA
 //!   events and reported as a `DeviceSpan` on the timeline's host clock.
@@ -22,6 +22,7 @@ mod device;
 mod error;
 mod msm;
 mod ntt;
+mod sparse;
 mod staging;
 mod timing;
 

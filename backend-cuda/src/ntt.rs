@@ -50,6 +50,8 @@ struct NttTables {
     roots_forward: CudaSlice<u32>,
     roots_inverse: CudaSlice<u32>,
     coset: (CudaSlice<u32>, CudaSlice<u32>),
+    /// ω₂ₙ^i: the shift onto the odd 2n-th roots of unity (snarkjs's coset).
+    odd_coset: (CudaSlice<u32>, CudaSlice<u32>),
     inverse_scale: (CudaSlice<u32>, CudaSlice<u32>),
     coset_inverse_scale: (CudaSlice<u32>, CudaSlice<u32>),
 }
@@ -150,7 +152,7 @@ impl ScaleModes {
         match kind {
             NttKind::Forward => Self { load: 0, store: 0 },
             NttKind::Inverse => Self { load: 0, store: 1 },
-            NttKind::CosetForward => Self { load: 1, store: 0 },
+            NttKind::CosetForward | NttKind::OddCosetForward => Self { load: 1, store: 0 },
             NttKind::CosetInverse => Self { load: 0, store: 2 },
         }
     }
@@ -176,6 +178,8 @@ impl Ntt {
         let omega_inv = omega.inverse().unwrap_or(Fr::ONE);
         let g = Fr::GENERATOR;
         let g_inv = g.inverse().unwrap_or(Fr::ONE);
+        // Fr's two-adicity (32) exceeds the largest NTT (2^31), so a 2n-th root exists.
+        let omega_2n = Fr::get_root_of_unity(2 * n as u64).unwrap_or(Fr::ONE);
         let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
         let half = (n / 2).max(1);
         let twiddles = |base: Fr, what: &str| -> Result<CudaSlice<u32>, CudaError> {
@@ -198,6 +202,7 @@ impl Ntt {
             roots_forward: dev.upload_words("NTT roots", &words(&butterfly_roots(false)))?,
             roots_inverse: dev.upload_words("NTT roots", &words(&butterfly_roots(true)))?,
             coset: split(g, Fr::ONE, "coset powers")?,
+            odd_coset: split(omega_2n, Fr::ONE, "odd coset powers")?,
             inverse_scale: split(Fr::ONE, n_inv, "inverse scaling")?,
             coset_inverse_scale: split(g_inv, n_inv, "inverse coset scaling")?,
         });
@@ -228,6 +233,7 @@ impl Ntt {
         let modes = ScaleModes::of(kind);
         let (load_hi, load_lo) = match kind {
             NttKind::CosetForward => (dev.ptr(&tables.coset.0), dev.ptr(&tables.coset.1)),
+            NttKind::OddCosetForward => (dev.ptr(&tables.odd_coset.0), dev.ptr(&tables.odd_coset.1)),
             _ => (0, 0),
         };
         let (store_hi, store_lo) = match kind {

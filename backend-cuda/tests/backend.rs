@@ -16,7 +16,7 @@ g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&opti
 // --- CUDA-specific checks: what the shared suite does not reach --------------------------------
 
 use ark_ec::VariableBaseMSM;
-use ark_ff::{One, UniformRand};
+use ark_ff::{Field, One, UniformRand};
 use g16_core::backend::msm_plan::MsmTuning;
 use g16_core::backend::{Backend, NttKind, Scalars};
 use g16_core::conformance::{self, open_or_skip};
@@ -136,4 +136,46 @@ fn msms_through_shifted_bases_agree_with_arkworks() {
     conformance::msm_g1_matches_arkworks(&b, &sizes());
     conformance::msm_g2_matches_arkworks(&b, &sizes());
     conformance::msm_ranges_and_errors(&b);
+}
+
+/// A compiled circuit's products and check at a size the shared suite leaves out (2^20 rows
+/// with `G16_CONFORMANCE=large`), with rows of 1000 entries among short ones, each timed as a
+/// device span under its host span: `upload_matrix` (the copy stream), `spmv`, `r1cs_check`.
+#[test]
+fn sparse_products_and_the_check_are_exact_and_timed() {
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("sparse_products_and_the_check_are_exact_and_timed");
+    let rows = if large() { 1 << 20 } else { 1 << 14 };
+    let data: Vec<Vec<(Fr, usize)>> = (0..rows)
+        .map(|r| {
+            let len = if r % 4099 == 11 { 1000 } else { (u64::rand(&mut rng) % 6) as usize };
+            let k =
+                |rng: &mut rand_chacha::ChaCha20Rng| if u64::rand(rng) % 4 == 0 { Fr::rand(rng) } else { Fr::one() };
+            (0..len).map(|_| (k(&mut rng), (u64::rand(&mut rng) % rows as u64) as usize)).collect()
+        })
+        .collect();
+    let m = g16_core::backend::SparseMatrix::from_rows(rows, data.iter().map(Vec::as_slice)).unwrap();
+    let z = random_scalars(rows, &mut rng);
+    let mut want = vec![Fr::from(0u64); rows];
+    m.mul_vector_into(&z, &mut want);
+    b.drain_device_spans();
+    let tl = Timeline::new();
+    let guard = tl.span(Layer::Prover, "outer");
+    let id = guard.id();
+    let dm = b.upload_matrix(&m).unwrap();
+    let dz = b.upload_scalars(&z).unwrap();
+    let mut a = b.alloc_scalars(rows).unwrap();
+    b.spmv(&dm, &dz, &mut a).unwrap();
+    let c: Vec<Fr> = want.iter().map(|x| x.square()).collect();
+    let dc = b.upload_scalars(&c).unwrap();
+    assert_eq!(b.first_unsatisfied(&a, &a, &dc, rows).unwrap(), None, "a∘a = c");
+    b.synchronize().unwrap();
+    drop(guard);
+    assert!(b.download_scalars(&a).unwrap() == want, "spmv of {rows} rows");
+    let spans = b.drain_device_spans();
+    for name in ["upload_matrix", "spmv", "r1cs_check"] {
+        let s = spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name} span in {spans:?}"));
+        assert_eq!(s.parent, Some(id), "{name}");
+        eprintln!("{name}: {:.3} ms ({rows} rows, {} entries)", (s.end_ns - s.start_ns) as f64 / 1e6, m.entries());
+    }
 }

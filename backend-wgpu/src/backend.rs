@@ -12,8 +12,8 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use g16_core::backend::{
-    check_msm, check_same_len, Backend, BackendId, BackendInfo, BackendKind, BackendResult, G1Bases, G2Bases, NttKind,
-    ScalarBuffer, Scalars, SOFTWARE_ADAPTER,
+    check_msm, check_range, check_same_len, check_spmv, Backend, BackendId, BackendInfo, BackendKind, BackendResult,
+    G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix, SOFTWARE_ADAPTER,
 };
 use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -24,6 +24,7 @@ use crate::device::{list_adapters, lock, Arith, WgpuDevice, WgpuOptions};
 use crate::error::WgpuError;
 use crate::msm::Msm;
 use crate::ntt::Ntt;
+use crate::sparse::{DeviceMatrix, Sparse};
 use crate::staging;
 use crate::timing::{Tag, Timing};
 
@@ -35,6 +36,7 @@ struct Gpu {
     timing: Arc<Timing>,
     ntt: Ntt,
     msm: Msm,
+    sparse: Sparse,
 }
 
 impl Gpu {
@@ -45,7 +47,8 @@ impl Gpu {
         let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
         let ntt = Ntt::new(mem.clone(), pipelines.clone(), timing.clone());
         let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), options.msm);
-        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm })
+        let sparse = Sparse::new(mem.clone(), pipelines.clone(), timing.clone());
+        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm, sparse })
     }
 }
 
@@ -214,6 +217,31 @@ impl Backend for WgpuBackend {
         let b = bases.storage::<G2Buffer>(self.id)?;
         let tag = self.tag();
         self.with_scalars("msm_g2", b.len(), scalars, |s, r| self.gpu.msm.msm(b, s, r, tag))
+    }
+
+    fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {
+        Ok(self.id.wrap(m.rows(), self.gpu.sparse.upload(m)?))
+    }
+
+    fn spmv(&self, m: &MatrixBuffer, z: &ScalarBuffer, out: &mut ScalarBuffer) -> BackendResult<()> {
+        let m = m.storage::<DeviceMatrix>(self.id)?;
+        check_spmv(m.layout.columns as usize, m.layout.rows as usize, z.len(), out.len())?;
+        let z = self.fr(z)?;
+        Ok(self.gpu.sparse.spmv(m, z, self.fr_mut(out)?, self.tag())?)
+    }
+
+    fn first_unsatisfied(
+        &self,
+        a: &ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        rows: usize,
+    ) -> BackendResult<Option<usize>> {
+        for x in [a, b, c] {
+            check_range("first_unsatisfied", &(0..rows), x.len())?;
+        }
+        let abc = (self.fr(a)?, self.fr(b)?, self.fr(c)?);
+        Ok(self.gpu.sparse.first_unsatisfied(abc, rows, self.tag())?)
     }
 
     fn synchronize(&self) -> BackendResult<()> {

@@ -4,9 +4,9 @@
 //! - It implements `g16_core`'s `Backend` trait ([`WgpuBackend`]) and depends on nothing of
 //!   g16 but that contract; every setting is a field of [`WgpuOptions`], read once when the
 //!   device opens.
-//! - Layers only look down: `backend` uses `ntt` and `msm`, which use `timing`, `compile`,
-//!   `staging` and `buffers`, all of which use `device`; `formulas` (the interpreter's
-//!   programs, for `compile` and `msm`) and `error` sit beside them. Each layer's caches live
+//! - Layers only look down: `backend` uses `ntt`, `msm` and `sparse`, which use `timing`,
+//!   `compile`, `staging` and `buffers`, all of which use `device`; `formulas` (the
+//!   interpreter's programs, for `compile` and `msm`) and `error` sit beside them. Each layer's caches live
 //!   in its own struct, which holds the layers below it: the device holds only itself.
 //! - One WGSL source per job in `shaders/` (the same layout as the CUDA kernels), composed per
 //!   arithmetic path (SHADER_INT64 or 32-bit limbs) and validated by naga in the tests;
@@ -28,6 +28,7 @@ mod error;
 mod formulas;
 mod msm;
 mod ntt;
+mod sparse;
 mod staging;
 mod timing;
 

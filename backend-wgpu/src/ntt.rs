@@ -33,6 +33,8 @@ enum Table {
     Coset,
     /// n^-1·g^-i, i < n.
     CosetInverse,
+    /// ω₂ₙ^i, i < n: the shift onto the odd 2n-th roots of unity (snarkjs's coset).
+    OddCoset,
 }
 
 /// The NTT layer of one device: its tables by size, and its free scratch buffers by length.
@@ -94,6 +96,8 @@ impl Ntt {
             Table::InverseTwiddles => powers(omega.inverse().unwrap_or(Fr::ONE), Fr::ONE, n / 2),
             Table::Coset => powers(g, Fr::ONE, n),
             Table::CosetInverse => powers(g_inv, n_inv, n),
+            // Fr's two-adicity (32) exceeds the largest NTT, so a 2n-th root exists.
+            Table::OddCoset => powers(Fr::get_root_of_unity(2 * n as u64).unwrap_or(Fr::ONE), Fr::ONE, n),
         };
         let buf = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
         staging::write(self.mem.device(), &buf, &to_words(&host, FR_WORDS, fr_to_words))?;
@@ -120,7 +124,11 @@ impl Ntt {
         let dev = self.mem.device();
         let log = n.trailing_zeros();
         let twiddles = self.table(log, if kind.is_inverse() { Table::InverseTwiddles } else { Table::Twiddles })?;
-        let pre = if kind == NttKind::CosetForward { Some(self.table(log, Table::Coset)?) } else { None };
+        let pre = match kind {
+            NttKind::CosetForward => Some(self.table(log, Table::Coset)?),
+            NttKind::OddCosetForward => Some(self.table(log, Table::OddCoset)?),
+            _ => None,
+        };
         let post = if kind == NttKind::CosetInverse { Some(self.table(log, Table::CosetInverse)?) } else { None };
         let scratch = self.take_scratch(n)?;
 

@@ -1,17 +1,17 @@
 //! What only a real adapter shows (lavapipe in CI), below what the conformance suite
 //! (tests/backend.rs) checks: bindings split past the storage-binding limit, dispatches past
-//! 65535 workgroups, pipeline creation, the order of the device's spans, and shifted bases on
-//! small vectors, on both arithmetic paths. `G16_REQUIRE_WGPU=1` makes a missing adapter a
-//! failure.
+//! 65535 workgroups, pipeline creation, the order of the device's spans, shifted bases on
+//! small vectors, and sparse products and the R1CS check over split bindings, on both
+//! arithmetic paths. `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
 
 use std::ops::Range;
 
 use ark_bls12_381::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
-use ark_ff::{FftField, UniformRand};
-use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use ark_ff::UniformRand;
 use g16_core::backend::msm_plan::MsmTuning;
-use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars};
+use g16_core::backend::sparse::packed::PackedMatrix;
+use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SparseMatrix};
 use g16_core::conformance::open_or_skip;
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
@@ -23,14 +23,9 @@ fn open(options: WgpuOptions) -> Option<WgpuBackend> {
 }
 
 fn reference_ntt(input: &[Fr], kind: NttKind) -> Vec<Fr> {
-    let d = Radix2EvaluationDomain::<Fr>::new(input.len()).unwrap();
-    let c = d.get_coset(Fr::GENERATOR).unwrap();
-    match kind {
-        NttKind::Forward => d.fft(input),
-        NttKind::Inverse => d.ifft(input),
-        NttKind::CosetForward => c.fft(input),
-        NttKind::CosetInverse => c.ifft(input),
-    }
+    let mut v = input.to_vec();
+    g16_core::backend::cpu::ntt_in_place(&mut v, kind).expect("a power-of-two length");
+    v
 }
 
 const MIB: u64 = 1 << 20;
@@ -102,6 +97,19 @@ fn dispatches_past_65535_workgroups_use_two_dimensions() {
     let got = b.download_scalars(&buf).unwrap();
     // Every element, the last workgroups' included.
     assert!(got.iter().zip(&host).all(|(g, h)| *g == *h * k), "scale over {n} elements");
+
+    // A sparse product whose output (a thread a row) and long rows (a workgroup a row) both
+    // take more workgroups than one dimension holds.
+    let long = limit + 3;
+    let data: Vec<Vec<(Fr, usize)>> =
+        (0..long).map(|r| (0..17).map(|i| (Fr::from(1u64), (r + i) % 64)).collect()).collect();
+    let m = SparseMatrix::from_rows(64, data.iter().map(Vec::as_slice)).unwrap();
+    let z = &host[..64];
+    let mut want = vec![Fr::from(0u64); n];
+    m.mul_vector_into(z, &mut want);
+    let (dm, dz) = (b.upload_matrix(&m).unwrap(), b.upload_scalars(z).unwrap());
+    b.spmv(&dm, &dz, &mut buf).unwrap();
+    assert!(b.download_scalars(&buf).unwrap() == want, "spmv of {long} long rows into {n}");
 }
 
 #[test]
@@ -242,4 +250,100 @@ fn shifted_bases_on_the_32_bit_path_and_across_sub_msms() {
     let s = b.upload_scalars(&scalars).unwrap();
     assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 0..n2), "G2 MSM of {n2} points in sub-MSMs, 32-bit path");
     assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 3..27), "G2 MSM over a range, shifted bases, 32-bit path");
+}
+
+/// A compiled circuit's rows: 0–4 entries mostly, every 2000th row 1000 entries (a long row,
+/// one workgroup's), every 2000th + 1 just past the long-row threshold; coefficients 1, −1, 0
+/// and now and then a random one.
+fn circuit_rows(rows: usize, columns: usize, rng: &mut ChaCha20Rng) -> Vec<Vec<(Fr, usize)>> {
+    let below = |rng: &mut ChaCha20Rng, n: u64| (u64::rand(rng) % n) as usize;
+    (0..rows)
+        .map(|r| {
+            let len = match r % 2000 {
+                7 => 1000,
+                8 => 17,
+                _ => below(rng, 5),
+            };
+            (0..len)
+                .map(|_| {
+                    let k = match below(rng, 8) {
+                        0 => Fr::from(0u64),
+                        1 => -Fr::from(1u64),
+                        2 => Fr::rand(rng),
+                        _ => Fr::from(1u64),
+                    };
+                    (k, below(rng, columns as u64))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn sparse_products_and_the_check_split_over_bindings() {
+    // 256 KiB bindings: 8192 Fr or 65536 words a buffer. The output spans 3 buffers, z 2, the
+    // matrix's words 3 (an entry's column and slot may lie in two), and the check runs one
+    // dispatch a chunk of its vectors. Both arithmetic paths.
+    const BINDING: u64 = 256 << 10;
+    for force_u32 in [false, true] {
+        let options = WgpuOptions { force_u32, max_binding_bytes: Some(BINDING), ..Default::default() };
+        let Some(b) = open(options) else { return };
+        let mut rng = test_rng("sparse_products_and_the_check_split_over_bindings");
+        let (rows, columns, out_len) = (20_000, 10_000, 20_500);
+        let data = circuit_rows(rows, columns, &mut rng);
+        let m = SparseMatrix::from_rows(columns, data.iter().map(Vec::as_slice)).unwrap();
+        let words = PackedMatrix::new(&m, 16).unwrap().words.len() as u64;
+        assert!(words > 2 * BINDING / 4 && words < 4 * BINDING / 4, "{words} words: 3 or 4 buffers");
+        let z = random_scalars(columns, &mut rng);
+        let mut want = vec![Fr::from(0u64); out_len];
+        m.mul_vector_into(&z, &mut want);
+        let dm = b.upload_matrix(&m).unwrap();
+        let dz = b.upload_scalars(&z).unwrap();
+        let mut out = b.upload_scalars(&random_scalars(out_len, &mut rng)).unwrap();
+        b.drain_device_spans();
+        let tl = Timeline::new();
+        let guard = tl.span(Layer::Prover, "outer");
+        let id = guard.id();
+        b.spmv(&dm, &dz, &mut out).unwrap();
+        let first = want.iter().take(8).position(|x| *x * x != *x);
+        assert_eq!(b.first_unsatisfied(&out, &out, &out, 8).unwrap(), first, "the first row whose a·a ≠ a");
+        drop(guard);
+        let spans = b.drain_device_spans();
+        for name in ["spmv", "r1cs_check"] {
+            assert!(spans.iter().any(|s| s.name == name && s.parent == Some(id)), "{name} in {spans:?}");
+        }
+        assert!(b.download_scalars(&out).unwrap() == want, "spmv over split bindings, u32 path {force_u32}");
+
+        // The check over 3 chunks: failures in one chunk or several, rows ending inside a
+        // chunk and at its end.
+        let per = (BINDING / 32) as usize;
+        let (x, y) = (random_scalars(rows, &mut rng), random_scalars(rows, &mut rng));
+        let xy: Vec<Fr> = x.iter().zip(&y).map(|(p, q)| *p * q).collect();
+        let (dx, dy) = (b.upload_scalars(&x).unwrap(), b.upload_scalars(&y).unwrap());
+        let dxy = b.upload_scalars(&xy).unwrap();
+        assert_eq!(b.first_unsatisfied(&dx, &dy, &dxy, rows).unwrap(), None);
+        for (first, later) in [(per + 5, Some(2 * per + 1)), (2 * per, None), (per - 1, Some(per)), (0, Some(rows - 1))]
+        {
+            let mut broken = xy.clone();
+            broken[first] += Fr::from(1u64);
+            if let Some(l) = later {
+                broken[l] += Fr::from(1u64);
+            }
+            let dc = b.upload_scalars(&broken).unwrap();
+            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, rows).unwrap(), Some(first), "u32 path {force_u32}");
+            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, first).unwrap(), None, "rows below {first}");
+        }
+        for cut in [per, per + 1, 2 * per] {
+            let mut broken = xy.clone();
+            broken[cut] += Fr::from(1u64);
+            let dc = b.upload_scalars(&broken).unwrap();
+            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, cut).unwrap(), None, "rows ending at {cut}");
+            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, cut + 1).unwrap(), Some(cut));
+        }
+
+        // A matrix past the split bindings' words: a typed error.
+        let ones: Vec<Vec<(Fr, usize)>> = (0..100_000).map(|r| vec![(Fr::from(1u64), r % columns)]).collect();
+        let big = SparseMatrix::from_rows(columns, ones.iter().map(Vec::as_slice)).unwrap();
+        assert!(matches!(b.upload_matrix(&big), Err(BackendError::OutOfMemory { .. })));
+    }
 }

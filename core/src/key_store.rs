@@ -21,6 +21,8 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
+use crate::compiled::file::CircuitFile;
+use crate::compiled::{compile, CompileError, CompiledCircuit};
 use crate::prover::key::{CheckedKey, KeyError, PointChecks};
 
 /// Bump when any built-in circuit's constraint system changes.
@@ -32,6 +34,12 @@ pub enum KeyStoreError {
     Key(#[from] KeyError),
     #[error(transparent)]
     Circuit(#[from] CircuitError),
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    #[error(
+        "the compiled circuit {path} was made beside another key than the one stored: compile it again (delete it)"
+    )]
+    StaleCircuit { path: PathBuf },
 }
 
 /// A directory of proving keys for the built-in circuits.
@@ -84,6 +92,50 @@ impl KeyStore {
         Ok((key, KeySource::Generated))
     }
 
+    /// The file of the compiled circuit for (circuit, size), beside its key.
+    pub fn circuit_path(&self, circuit: CircuitKind, size: u32) -> PathBuf {
+        self.path(circuit, size).with_extension("circ")
+    }
+
+    /// The stored compiled circuit for (circuit, size), compiled and stored on first use
+    /// (`compiling` is told first), bound to the stored key by the key's digest: a circuit file
+    /// made beside another key is refused rather than used with this one.
+    pub fn get_or_compile(
+        &self,
+        circuit: CircuitKind,
+        size: u32,
+        compiling: impl FnOnce(&Path),
+    ) -> Result<CompiledCircuit, KeyStoreError> {
+        let path = self.circuit_path(circuit, size);
+        let key_digest = self.key_digest(circuit, size);
+        if path.exists() {
+            let file = CircuitFile::read(&path)?;
+            if file.key_digest.is_some() && file.key_digest != key_digest {
+                return Err(KeyStoreError::StaleCircuit { path });
+            }
+            return Ok(file.circuit);
+        }
+        compiling(&path);
+        let compiled = compile(BuiltinCircuit::new(circuit, size, 0)?)?;
+        let file = CircuitFile { circuit: compiled, key_digest };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| KeyError::Write { path: dir.to_path_buf(), source })?;
+        }
+        file.write(&path)?;
+        Ok(file.circuit)
+    }
+
+    /// The digest recorded beside the stored key of (circuit, size), if there is one.
+    pub fn key_digest(&self, circuit: CircuitKind, size: u32) -> Option<[u8; 32]> {
+        let hex = std::fs::read_to_string(digest_path(&self.path(circuit, size))).ok()?;
+        let hex = hex.trim();
+        let mut out = [0u8; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        (hex.len() == 64).then_some(out)
+    }
+
     /// Writes a key into the store with its digest (the key passed every check, or was made
     /// by [`generate`]: a [`CheckedKey`] is one or the other).
     pub fn store(&self, key: &CheckedKey, path: &Path) -> Result<(), KeyError> {
@@ -128,6 +180,11 @@ fn write_digest(key: &Path, bytes: &[u8]) -> Result<(), KeyError> {
 /// SHA-256 over the SHA-256 of each 64 MiB piece and the length: the pieces hash in parallel,
 /// so a 2.4 GB key takes about a second.
 pub fn digest(bytes: &[u8]) -> String {
+    digest_bytes(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// [`digest`] as bytes.
+pub fn digest_bytes(bytes: &[u8]) -> [u8; 32] {
     const PIECE: usize = 64 << 20;
     let pieces: Vec<[u8; 32]> = bytes.par_chunks(PIECE).map(|piece| Sha256::digest(piece).into()).collect();
     let mut whole = Sha256::new();
@@ -135,7 +192,13 @@ pub fn digest(bytes: &[u8]) -> String {
     for piece in &pieces {
         whole.update(piece);
     }
-    whole.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    whole.finalize().into()
+}
+
+/// The digest the store records for `key` (of its uncompressed encoding), whatever file it
+/// was read from: what a compiled circuit is bound to.
+pub fn key_digest_of(key: &CheckedKey) -> Result<[u8; 32], KeyError> {
+    Ok(digest_bytes(&key.to_bytes(false)?))
 }
 
 #[cfg(test)]
@@ -211,6 +274,21 @@ mod tests {
             Err(KeyError::InvalidPoint { query: "h_query", index, .. }) => assert_eq!(index, last),
             other => panic!("expected h_query[{last}] outside the subgroup, got {other:?}"),
         }
+        let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    #[test]
+    fn a_compiled_circuit_is_stored_beside_its_key_and_bound_to_it() {
+        let store = scratch("compiled");
+        let (kind, size) = (CircuitKind::Synthetic, CircuitKind::Synthetic.min_size());
+        let (key, _) = store.get_or_generate(kind, size, |_| {}).unwrap();
+        let compiled = store.get_or_compile(kind, size, |_| {}).unwrap();
+        compiled.check_key(&key.shape()).unwrap();
+        let again = store.get_or_compile(kind, size, |_| panic!("compiled twice")).unwrap();
+        assert_eq!(again, compiled);
+        // Another key under the same name: the stored circuit is refused, not used with it.
+        std::fs::write(digest_path(&store.path(kind, size)), format!("{}\n", "ab".repeat(32))).unwrap();
+        assert!(matches!(store.get_or_compile(kind, size, |_| {}), Err(KeyStoreError::StaleCircuit { .. })));
         let _ = std::fs::remove_dir_all(store.dir());
     }
 

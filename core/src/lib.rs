@@ -9,6 +9,8 @@
 //!   reduction).
 //! - [`engine`]: many proofs overlapped across host threads and devices.
 //! - [`key_store`]: keys of the built-in circuits kept between runs.
+//! - [`circom`]: circom's `.r1cs` and `.wtns`, snarkjs's Groth16 `.zkey`, and the
+//!   `proof.json`/`public.json` snarkjs verifies.
 //! - [`circuits`]: the built-in circuits (`sha256`, `poseidon`, `synthetic`).
 //! - [`timeline`]: one clock, spans from synthesis down to device kernels, and the report
 //!   that names the time no child accounts for.
@@ -18,7 +20,9 @@
 #[macro_use]
 pub mod named;
 pub mod backend;
+pub mod circom;
 pub mod circuits;
+pub mod compiled;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod engine;

@@ -26,7 +26,9 @@ typedef unsigned long long u64;
 #define DEVICE inline
 #define NOINLINE inline
 namespace ptx {
-static u32 carry_flag;  // the emulated condition-code register (host tests are single-threaded)
+// The emulated condition-code register, one a thread: the sparse kernels' test runs a block's
+// threads as host threads.
+static thread_local u32 carry_flag;
 inline u32 add_cc(u32 a, u32 b) { u64 s = (u64)a + b; carry_flag = (u32)(s >> 32); return (u32)s; }
 inline u32 addc_cc(u32 a, u32 b) { u64 s = (u64)a + b + carry_flag; carry_flag = (u32)(s >> 32); return (u32)s; }
 inline u32 addc(u32 a, u32 b) { return a + b + carry_flag; }

@@ -2,9 +2,12 @@
 //! reports plainly, and the parsers of common arguments.
 
 pub mod bench;
+pub mod compile;
 pub mod devices;
+pub mod inspect;
 pub mod progress;
 pub mod prove;
+pub mod prove_files;
 pub mod report;
 pub mod setup;
 pub mod stamp;
@@ -31,6 +34,8 @@ pub enum CliError {
     Engine(#[from] g16_core::engine::EngineError),
     #[error(transparent)]
     Settings(#[from] g16::settings::SettingsError),
+    #[error(transparent)]
+    Circom(#[from] g16_core::circom::CircomError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
     #[error("{0}")]

@@ -16,6 +16,7 @@ use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::engine::{
     default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition,
 };
+use g16_core::key_store::KeyStoreError;
 use g16_core::timeline::{self, Layer, Report, Timeline};
 use g16_core::CheckedKey;
 use g16_core::Fr;
@@ -23,7 +24,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
-use crate::cli::{io_err, parse_backend, parse_circuit, progress, setup, stamp, CliError};
+use crate::cli::{io_err, parse_backend, parse_circuit, progress, prove_files, setup, stamp, CliError};
 
 /// Small enough that a fresh machine (setup included) proves it in seconds on 2 cores.
 pub const DEFAULT_CIRCUIT: &str = "sha256";
@@ -85,6 +86,33 @@ pub struct ProveArgs {
     /// Print one JSON object per configuration instead of the report.
     #[arg(long)]
     pub json: bool,
+    /// How partitions are made: `witness` computes each witness alone against the circuit
+    /// compiled once (stored beside its key), and the device computes a, b, c; `full`
+    /// synthesizes each partition's whole constraint system.
+    #[arg(long, default_value = "witness", value_parser = ["witness", "full"])]
+    pub synthesis: String,
+    /// Prove a circom circuit instead: snarkjs's Groth16 key (BLS12-381), with --wtns.
+    #[arg(long, requires = "wtns", conflicts_with = "compiled")]
+    pub zkey: Option<PathBuf>,
+    /// The circom witness for --zkey.
+    #[arg(long, requires = "zkey")]
+    pub wtns: Option<PathBuf>,
+    /// Prove a compiled circuit instead (`g16 compile`), with --witness and --key.
+    #[arg(long, requires_all = ["witness", "key"])]
+    pub compiled: Option<PathBuf>,
+    /// The witness (.wtns, as `g16 witness` or circom writes it) for --compiled.
+    #[arg(long, requires = "compiled")]
+    pub witness: Option<PathBuf>,
+    /// Where --zkey and --compiled write proof.json and public.json (as snarkjs writes them),
+    /// and --compiled also proof.bin (arkworks' compressed encoding).
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+}
+
+impl ProveArgs {
+    fn compiled(&self) -> bool {
+        self.synthesis == "witness"
+    }
 }
 
 /// One configuration of a sweep.
@@ -95,6 +123,13 @@ struct Run {
 }
 
 pub fn run(settings: &Settings, args: ProveArgs) -> Result<(), CliError> {
+    // One proof from files: no engine, no built-in circuit.
+    if let (Some(zkey), Some(wtns)) = (&args.zkey, &args.wtns) {
+        return prove_files::prove_zkey(settings, zkey, wtns, &args.out, args.backend);
+    }
+    if let (Some(compiled), Some(witness), Some(key)) = (&args.compiled, &args.witness, &args.key) {
+        return prove_files::prove_compiled(settings, compiled, witness, key, &args.out, args.backend);
+    }
     if args.partitions == 0 {
         return Err(CliError::Usage("--partitions must be at least 1".into()));
     }
@@ -193,16 +228,35 @@ fn open_devices(
             }
         }
     };
+    let store = settings.key_store();
     let key: CheckedKey = {
         let _g = tl.span(Layer::Engine, "load_key");
         match &args.key {
             Some(path) => CheckedKey::load(path)?,
-            None => setup::stored_or_generated(&settings.key_store(), args.circuit, args.size)?,
+            None => setup::stored_or_generated(&store, args.circuit, args.size)?,
         }
+    };
+    // A key of another circuit or size fails here, before any compilation or synthesis.
+    BuiltinCircuit::new(args.circuit, args.size, 0)?.check_key(&key.shape())?;
+    // The circuit's R1CS, compiled once and stored beside the key (a key from a file gets its
+    // circuit compiled here); it is checked against the key before any partition starts.
+    let compiled = if args.compiled() {
+        let _g = tl.span(Layer::Engine, "load_circuit");
+        let compiled = match &args.key {
+            Some(_) => g16_core::compiled::compile(BuiltinCircuit::new(args.circuit, args.size, 0)?)
+                .map_err(KeyStoreError::from)?,
+            None => setup::stored_or_compiled(&store, args.circuit, args.size)?,
+        };
+        Some(compiled)
+    } else {
+        None
     };
     Ok(opened
         .into_iter()
-        .map(|(label, backend)| EngineDevice::prepare(label, backend, &key, tl))
+        .map(|(label, backend)| match &compiled {
+            Some(circuit) => EngineDevice::prepare_compiled(label, backend, &key, circuit, tl),
+            None => EngineDevice::prepare(label, backend, &key, tl),
+        })
         .collect::<Result<_, _>>()?)
 }
 
@@ -235,7 +289,8 @@ fn prove_job(
     let partitions = (0..args.partitions)
         .map(|p| {
             let circuit = BuiltinCircuit::new(args.circuit, args.size, args.seed + u64::from(p))?;
-            Ok(Partition::circuit(circuit, Fr::rand(&mut rng), Fr::rand(&mut rng)))
+            let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+            Ok(if args.compiled() { Partition::witness_of(circuit, r, s) } else { Partition::circuit(circuit, r, s) })
         })
         .collect::<Result<Vec<_>, CliError>>()?;
     let bar = progress::bar(u64::from(args.partitions), format!("proving {} 2^{}", args.circuit, args.size));
@@ -312,6 +367,7 @@ fn json_line(
         "synth_workers": engine.synthesis_workers,
         "channel_bound": args.channel_bound,
         "prefill": args.prefill,
+        "synthesis": args.synthesis,
         "channel_high_water": engine.channel_high_water,
         "wall_ms": ms(job.wall_ns),
         "proofs_per_min": job.proofs_per_min(),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use g16::settings::Settings;
 use g16_core::circuits::CircuitKind;
+use g16_core::compiled::CompiledCircuit;
 use g16_core::key_store::{self, KeyStore};
 use g16_core::CheckedKey;
 
@@ -65,4 +66,17 @@ pub fn stored_or_generated(store: &KeyStore, circuit: CircuitKind, size: u32) ->
         bar.finish_and_clear();
     }
     Ok(result?.0)
+}
+
+/// The stored compiled circuit for (circuit, size), compiled and stored on first use.
+pub fn stored_or_compiled(store: &KeyStore, circuit: CircuitKind, size: u32) -> Result<CompiledCircuit, CliError> {
+    let bar = std::cell::RefCell::new(None);
+    let result = store.get_or_compile(circuit, size, |path| {
+        eprintln!("no compiled {circuit} 2^{size}: compiling it (saved to {})", path.display());
+        *bar.borrow_mut() = Some(progress::spinner(format!("compile: {circuit} 2^{size}")));
+    });
+    if let Some(bar) = bar.into_inner() {
+        bar.finish_and_clear();
+    }
+    Ok(result?)
 }

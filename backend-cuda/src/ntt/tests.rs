@@ -147,6 +147,9 @@ int main() {
             NttKind::Inverse => (none, split_table(Fr::ONE, n_inv, n)),
             NttKind::CosetForward => (split_table(g, Fr::ONE, n), none),
             NttKind::CosetInverse => (none, split_table(g.inverse().expect("g⁻¹"), n_inv, n)),
+            NttKind::OddCosetForward => {
+                (split_table(Fr::get_root_of_unity(2 * n as u64).expect("ω₂ₙ"), Fr::ONE, n), none)
+            }
         };
         let modes = ScaleModes::of(kind);
         let launches = plan_launches(log_n);

@@ -19,13 +19,14 @@ pub fn compiler_or_skip(what: &str) -> Option<String> {
     found
 }
 
-/// Compiles `source` (C++17, with `G16_HOST_EMULATION` defined first) into the executable
-/// `exe`, panicking with the compiler's output if it fails.
+/// Compiles `source` (C++17, with `G16_HOST_EMULATION` defined first; threads linked, for
+/// harnesses that run a block's threads as host threads) into the executable `exe`, panicking
+/// with the compiler's output if it fails.
 pub fn build(cxx: &str, source: &str, exe: &Path, optimise: &str) {
     let cpp = exe.with_extension("cpp");
     std::fs::write(&cpp, format!("#define G16_HOST_EMULATION\n{source}")).expect("write the harness");
     let out = Command::new(cxx)
-        .args(["-std=c++17", optimise, "-o"])
+        .args(["-std=c++17", "-pthread", optimise, "-o"])
         .arg(exe)
         .arg(&cpp)
         .output()

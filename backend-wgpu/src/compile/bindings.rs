@@ -118,8 +118,8 @@ pub(crate) fn declarations(bindings: &[Binding]) -> String {
     s
 }
 
-/// Element i of binding `b` over `arrays` (its bindings): `<name>_load`/`_store` for field
-/// elements, `<name>_to_vm`/`_from_vm` (limb array k to register `reg + k`) for points.
+/// Element i of binding `b` over `arrays` (its bindings): `<name>_load`/`_store` for words and
+/// field elements, `<name>_to_vm`/`_from_vm` (limb array k to register `reg + k`) for points.
 fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
     let (name, w) = (b.name, b.elem.words());
     let layout = limb_arrays(b.elem);
@@ -130,6 +130,14 @@ fn accessors(b: &Binding, arrays: &[String], split: bool) -> String {
     };
     // One copy statement per limb array, from storage (`load`) or into it.
     let copy = |array: &str, load: bool| -> String {
+        if b.elem == Elem::U32 {
+            let (lhs, rhs) = if load {
+                ("r".to_string(), format!("{array}[base]"))
+            } else {
+                (format!("{array}[base]"), "r".to_string())
+            };
+            return format!("        {lhs} = {rhs};\n");
+        }
         let mut off = 0;
         let mut out = String::new();
         for (k, (path, words)) in layout.iter().enumerate() {

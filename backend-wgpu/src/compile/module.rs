@@ -16,12 +16,18 @@ pub enum Module {
     MsmBucket(Curve),
     /// Shifted bases for the MSM's shared layout, built once per uploaded base vector.
     MsmTable(Curve),
+    /// A sparse matrix times a vector: a compiled circuit's A·z, B·z, C·z.
+    Spmv,
+    /// The R1CS check a·b = c, row by row.
+    R1csCheck,
 }
 
 impl Module {
-    pub const ALL: [Module; 8] = [
+    pub const ALL: [Module; 10] = [
         Module::Ntt,
         Module::Pointwise,
+        Module::Spmv,
+        Module::R1csCheck,
         Module::MsmSort,
         Module::Scan,
         Module::MsmBucket(Curve::G1),
@@ -38,6 +44,8 @@ impl Module {
             Module::Scan => "scan".into(),
             Module::MsmBucket(c) => format!("msm_bucket_{}", c.prefix()),
             Module::MsmTable(c) => format!("msm_table_{}", c.prefix()),
+            Module::Spmv => "spmv".into(),
+            Module::R1csCheck => "r1cs_check".into(),
         }
     }
 
@@ -49,6 +57,8 @@ impl Module {
             Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
             Module::MsmBucket(_) => &["accumulate", "reduce"],
             Module::MsmTable(_) => &["shift_bases"],
+            Module::Spmv => &["rows", "long_rows"],
+            Module::R1csCheck => &["check"],
         }
     }
 
@@ -91,6 +101,19 @@ impl Module {
                 bind("multiples", c.xyzz(), ReadWrite, Plain),
                 bind("prog", U32, Read, Plain),
             ],
+            // The matrix is one array of words (g16_core's packed layout), so that the three
+            // arrays a product reads and writes fit the twelve storage bindings adapters have.
+            Module::Spmv => {
+                vec![bind("out", Fr, ReadWrite, Split), bind("z", Fr, Read, Split), bind("m", U32, Read, Split)]
+            }
+            // One chunk of each vector a dispatch (their chunks cover the same rows), so a, b, c
+            // and the answer take four bindings, not thirteen.
+            Module::R1csCheck => vec![
+                bind("a", Fr, Read, Plain),
+                bind("b", Fr, Read, Plain),
+                bind("c", Fr, Read, Plain),
+                bind("first", U32, Atomic, Plain),
+            ],
         }
     }
 
@@ -131,6 +154,8 @@ pub fn compose(module: Module, arith: Arith) -> String {
             s.push_str(&per_curve(include_str!("../../../shaders/msm/bucket.wgsl"), curve));
         }
         Module::MsmTable(curve) => s.push_str(&per_curve(include_str!("../../../shaders/msm/table.wgsl"), curve)),
+        Module::Spmv => s.push_str(include_str!("../../../shaders/r1cs/spmv.wgsl")),
+        Module::R1csCheck => s.push_str(include_str!("../../../shaders/r1cs/check.wgsl")),
     }
     s
 }

@@ -13,8 +13,8 @@ use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use rayon::prelude::*;
 
 use super::{
-    check_range, Backend, BackendError, BackendId, BackendInfo, BackendKind, BackendResult, DeviceBuffer, Element,
-    G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars,
+    check_ntt_len, check_range, check_spmv, Backend, BackendError, BackendId, BackendInfo, BackendKind, BackendResult,
+    DeviceBuffer, Element, G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix,
 };
 use crate::timeline::{current_span, now_ns, DeviceSpan};
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -141,20 +141,9 @@ impl Backend for CpuBackend {
     }
 
     fn ntt(&self, buf: &mut ScalarBuffer, kind: NttKind) -> BackendResult<()> {
-        let len = buf.len();
-        let size_error = BackendError::NttSize { len, max_log2: MAX_NTT_LOG2 };
-        if len < 2 || !len.is_power_of_two() {
-            return Err(size_error);
-        }
-        let domain = Radix2EvaluationDomain::<Fr>::new(len).ok_or(size_error)?;
+        check_ntt_len(buf.len(), MAX_NTT_LOG2)?;
         let v = self.vec_mut(buf)?;
-        self.timed(kind.span_name(), || match kind {
-            NttKind::Forward => domain.fft_in_place(v),
-            NttKind::Inverse => domain.ifft_in_place(v),
-            NttKind::CosetForward => coset(&domain).fft_in_place(v),
-            NttKind::CosetInverse => coset(&domain).ifft_in_place(v),
-        });
-        Ok(())
+        self.timed(kind.span_name(), || ntt_in_place(v, kind))
     }
 
     fn mul_assign(&self, a: &mut ScalarBuffer, b: &ScalarBuffer) -> BackendResult<()> {
@@ -204,9 +193,59 @@ impl Backend for CpuBackend {
         Ok(self.timed("msm_g2", || G2Projective::msm_unchecked(b, s)))
     }
 
+    fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {
+        let stored = self.timed("upload_matrix", || m.clone());
+        Ok(self.id.wrap(m.rows(), stored))
+    }
+
+    fn spmv(&self, m: &MatrixBuffer, z: &ScalarBuffer, out: &mut ScalarBuffer) -> BackendResult<()> {
+        let m = m.storage::<SparseMatrix>(self.id)?;
+        check_spmv(m.columns(), m.rows(), z.len(), out.len())?;
+        let z = self.vec(z)?;
+        let out = self.vec_mut(out)?;
+        self.timed("spmv", || m.mul_vector_into(z, out));
+        Ok(())
+    }
+
+    fn first_unsatisfied(
+        &self,
+        a: &ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        rows: usize,
+    ) -> BackendResult<Option<usize>> {
+        for x in [a, b, c] {
+            check_range("first_unsatisfied", &(0..rows), x.len())?;
+        }
+        let (a, b, c) = (self.vec(a)?, self.vec(b)?, self.vec(c)?);
+        Ok(self.timed("r1cs_check", || (0..rows).into_par_iter().find_first(|&i| a[i] * b[i] != c[i])))
+    }
+
     fn drain_device_spans(&self) -> Vec<DeviceSpan> {
         std::mem::take(&mut *self.spans.lock().unwrap_or_else(|p| p.into_inner()))
     }
+}
+
+/// The NTT of `kind` in place on the host, with arkworks' radix-2 domains: the CPU backend's,
+/// and the reference every other backend's NTTs are checked against.
+pub fn ntt_in_place(v: &mut Vec<Fr>, kind: NttKind) -> BackendResult<()> {
+    let size_error = BackendError::NttSize { len: v.len(), max_log2: MAX_NTT_LOG2 };
+    check_ntt_len(v.len(), MAX_NTT_LOG2)?;
+    let domain = Radix2EvaluationDomain::<Fr>::new(v.len()).ok_or(size_error)?;
+    match kind {
+        NttKind::Forward => domain.fft_in_place(v),
+        NttKind::Inverse => domain.ifft_in_place(v),
+        NttKind::CosetForward => coset(&domain).fft_in_place(v),
+        NttKind::CosetInverse => coset(&domain).ifft_in_place(v),
+        NttKind::OddCosetForward => odd_coset(&domain).fft_in_place(v),
+    }
+    Ok(())
+}
+
+/// The coset `ω₂ₙ·H` of the odd 2n-th roots of unity, as snarkjs's Groth16 uses it.
+fn odd_coset(domain: &Radix2EvaluationDomain<Fr>) -> Radix2EvaluationDomain<Fr> {
+    // A domain of n < 2^32 has a 2n-th root (Fr's two-adicity is 32); it is not zero.
+    Fr::get_root_of_unity(2 * domain.size() as u64).and_then(|w| domain.get_coset(w)).unwrap_or(*domain)
 }
 
 /// The coset `g·H` of the multiplicative generator, as arkworks' Groth16 uses it.
@@ -262,11 +301,13 @@ mod tests {
                 let mut buf = cpu.upload_scalars(&input).unwrap();
                 cpu.ntt(&mut buf, kind).unwrap();
                 let got = cpu.download_scalars(&buf).unwrap();
+                let odd = domain.get_coset(Fr::get_root_of_unity(2 * n as u64).unwrap()).unwrap();
                 let want = match kind {
                     NttKind::Forward => domain.fft(&input),
                     NttKind::Inverse => domain.ifft(&input),
                     NttKind::CosetForward => coset.fft(&input),
                     NttKind::CosetInverse => coset.ifft(&input),
+                    NttKind::OddCosetForward => odd.fft(&input),
                 };
                 assert_eq!(got, want, "{kind:?} 2^{log}");
             }

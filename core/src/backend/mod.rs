@@ -19,6 +19,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod limbs;
 pub mod msm_plan;
+pub mod sparse;
 
 use crate::timeline::DeviceSpan;
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -27,6 +28,7 @@ pub use buffer::{
     check_msm, check_range, check_same_len, BackendId, DeviceBuffer, Element, G1Bases, G2Bases, ScalarBuffer, Scalars,
 };
 pub use cpu::CpuBackend;
+pub use sparse::{check_spmv, MatrixBuffer, SparseMatrix, SparseRow};
 
 /// Which backend to run on. `Auto` takes the fastest one available: CUDA, then wgpu, then CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -123,6 +125,8 @@ impl BackendInfo {
 /// - `Inverse`: evaluations on H → coefficients.
 /// - `CosetForward`: coefficients → evaluations on gH.
 /// - `CosetInverse`: evaluations on gH → coefficients.
+/// - `OddCosetForward`: coefficients → evaluations on ω₂ₙ·H, the odd powers of a primitive
+///   2n-th root of unity (snarkjs's QAP evaluates H there; ω₂ₙ = `Fr::get_root_of_unity(2n)`).
 ///
 /// Inputs and outputs are in natural order; how a backend avoids bit-reversal passes is its own affair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -131,10 +135,12 @@ pub enum NttKind {
     Inverse,
     CosetForward,
     CosetInverse,
+    OddCosetForward,
 }
 
 impl NttKind {
-    pub const ALL: [NttKind; 4] = [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse];
+    pub const ALL: [NttKind; 5] =
+        [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse, NttKind::OddCosetForward];
 
     /// The span name devices use for this NTT, so backends' timelines compare line by line.
     pub fn span_name(&self) -> &'static str {
@@ -143,6 +149,7 @@ impl NttKind {
             NttKind::Inverse => "ntt_inverse",
             NttKind::CosetForward => "ntt_coset",
             NttKind::CosetInverse => "ntt_coset_inverse",
+            NttKind::OddCosetForward => "ntt_odd_coset",
         }
     }
 
@@ -193,6 +200,30 @@ pub trait Backend: Send + Sync {
     /// Any length, zero scalars and identity points included.
     fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> BackendResult<G1Projective>;
     fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> BackendResult<G2Projective>;
+
+    // --- sparse matrices: a compiled circuit's A, B, C ------------------------------------
+    /// Uploads a matrix once; it stays resident, like a key's bases.
+    fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {
+        let _ = m;
+        Err(BackendError::Unsupported { backend: self.info().kind, op: "upload_matrix" })
+    }
+    /// `out = m·z`: row r of `out` is Σ coeff·z[col] over row r of `m`; rows of `out` past the
+    /// matrix become 0. `z` must be as long as `m` is wide, `out` at least as long as it is high.
+    fn spmv(&self, m: &MatrixBuffer, z: &ScalarBuffer, out: &mut ScalarBuffer) -> BackendResult<()> {
+        let _ = (m, z, out);
+        Err(BackendError::Unsupported { backend: self.info().kind, op: "spmv" })
+    }
+    /// The R1CS check on the device: the first row r < `rows` with a[r]·b[r] ≠ c[r], if any.
+    fn first_unsatisfied(
+        &self,
+        a: &ScalarBuffer,
+        b: &ScalarBuffer,
+        c: &ScalarBuffer,
+        rows: usize,
+    ) -> BackendResult<Option<usize>> {
+        let _ = (a, b, c, rows);
+        Err(BackendError::Unsupported { backend: self.info().kind, op: "first_unsatisfied" })
+    }
 
     // --- timing --------------------------------------------------------------------------
     /// Waits for all work queued so far.
@@ -298,6 +329,27 @@ macro_rules! dispatch_backend {
             fn msm_g2(&self, bases: &$crate::backend::G2Bases, scalars: $crate::backend::Scalars<'_>)
                 -> $crate::backend::BackendResult<$crate::G2Projective> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.msm_g2(bases, scalars), )+ }
+            }
+            fn upload_matrix(&self, m: &$crate::backend::SparseMatrix)
+                -> $crate::backend::BackendResult<$crate::backend::MatrixBuffer> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.upload_matrix(m), )+ }
+            }
+            fn spmv(
+                &self,
+                m: &$crate::backend::MatrixBuffer,
+                z: &$crate::backend::ScalarBuffer,
+                out: &mut $crate::backend::ScalarBuffer,
+            ) -> $crate::backend::BackendResult<()> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.spmv(m, z, out), )+ }
+            }
+            fn first_unsatisfied(
+                &self,
+                a: &$crate::backend::ScalarBuffer,
+                x: &$crate::backend::ScalarBuffer,
+                c: &$crate::backend::ScalarBuffer,
+                rows: usize,
+            ) -> $crate::backend::BackendResult<Option<usize>> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.first_unsatisfied(a, x, c, rows), )+ }
             }
             fn synchronize(&self) -> $crate::backend::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.synchronize(), )+ }

@@ -23,6 +23,7 @@ mod poseidon;
 mod sha256;
 mod synthetic;
 
+use crate::prover::{KeyShape, ProveError};
 use ark_bls12_381::Fr;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 use rand::SeedableRng;
@@ -186,6 +187,24 @@ impl BuiltinCircuit {
         NUM_INSTANCE_VARIABLES
     }
 
+    /// Refuses a key that cannot be this circuit's, from the counts the circuit knows without
+    /// synthesis (its domain and instance variables), so a key of another circuit or size
+    /// fails before any synthesis or witness work.
+    pub fn check_key(&self, key: &KeyShape) -> Result<(), ProveError> {
+        let domain = 1usize << self.size;
+        if key.domain_size != domain {
+            return Err(ProveError::KeyMismatch { what: "domain size", key: key.domain_size, circuit: domain });
+        }
+        if key.num_instance != self.num_instance_variables() {
+            return Err(ProveError::KeyMismatch {
+                what: "instance variables",
+                key: key.num_instance,
+                circuit: self.num_instance_variables(),
+            });
+        }
+        Ok(())
+    }
+
     /// The public inputs, computed natively (outside the constraint system), in allocation
     /// order, without the leading constant 1: what a verifier passes to `ark-groth16`'s
     /// verify.
@@ -313,6 +332,29 @@ pub(super) mod test_util {
 mod tests {
     use super::*;
     use std::str::FromStr;
+
+    /// What `check_key` predicts is what synthesis gives: the key shape of the compiled
+    /// circuit passes, the shapes of the neighbouring sizes do not.
+    #[test]
+    fn key_checks_agree_with_synthesis() {
+        for kind in CircuitKind::ALL {
+            let size = kind.min_size() + 1;
+            let shape = |size| {
+                let c = crate::compiled::compile(BuiltinCircuit::new(kind, size, 0).unwrap()).unwrap();
+                KeyShape {
+                    num_instance: c.num_instance(),
+                    num_variables: c.num_variables(),
+                    domain_size: c.domain_size(),
+                    qap: crate::prover::Qap::Libsnark,
+                }
+            };
+            let circuit = BuiltinCircuit::new(kind, size, 3).unwrap();
+            circuit.check_key(&shape(size)).unwrap();
+            for other in [size - 1, size + 1] {
+                assert!(matches!(circuit.check_key(&shape(other)), Err(ProveError::KeyMismatch { .. })), "{kind}");
+            }
+        }
+    }
 
     #[test]
     fn names_round_trip() {

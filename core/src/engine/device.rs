@@ -11,10 +11,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::Sender;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+use super::job::Instance;
 use super::job::Ticket;
 use super::{EngineError, LockDesign, Shared, Stage};
 use crate::backend::{Backend, Element};
-use crate::prover::{CheckedKey, KeyShape, MsmSums, PreparedKey, ProveError, Prover, Synthesized};
+use crate::compiled::CompiledCircuit;
+use crate::prover::{CheckedKey, KeyShape, MsmSums, PreparedCircuit, PreparedKey, ProveError, Prover};
 use crate::timeline::report::names;
 use crate::timeline::{Layer, Timeline};
 use crate::Fr;
@@ -25,6 +27,8 @@ pub struct EngineDevice<B: Backend> {
     label: String,
     backend: B,
     key: PreparedKey,
+    /// The compiled circuit, where partitions come as assignments.
+    circuit: Option<PreparedCircuit>,
 }
 
 impl<B: Backend> EngineDevice<B> {
@@ -38,7 +42,30 @@ impl<B: Backend> EngineDevice<B> {
             tl.record_device_spans(&backend.drain_device_spans());
             result.map_err(|source| EngineError::Device { device: label.clone(), source })?
         };
-        Ok(EngineDevice { label, backend, key })
+        Ok(EngineDevice { label, backend, key, circuit: None })
+    }
+
+    /// [`EngineDevice::prepare`], and the compiled circuit's matrices too, for partitions that
+    /// come as assignments ([`super::Partition::witness_of`], [`super::Partition::assignment`]).
+    /// The circuit is checked against the key first.
+    pub fn prepare_compiled(
+        label: impl Into<String>,
+        backend: B,
+        pk: &CheckedKey,
+        circuit: &CompiledCircuit,
+        tl: &Timeline,
+    ) -> Result<Self, EngineError> {
+        let label = label.into();
+        circuit.check_key(&pk.shape()).map_err(|source| EngineError::Device { device: label.clone(), source })?;
+        let mut device = Self::prepare(label, backend, pk, tl)?;
+        let prepared = {
+            let _g = tl.span_detail(Layer::Engine, "prepare_circuit", format!("device={}", device.label));
+            let result = Prover::new(&device.backend).prepare_circuit(circuit);
+            tl.record_device_spans(&device.backend.drain_device_spans());
+            result.map_err(|source| EngineError::Device { device: device.label.clone(), source })?
+        };
+        device.circuit = Some(prepared);
+        Ok(device)
     }
 
     pub fn label(&self) -> &str {
@@ -154,7 +181,7 @@ impl DeviceLocks {
 /// A synthesized partition in the channel.
 pub(crate) struct Ready {
     pub ticket: Ticket,
-    pub syn: Synthesized,
+    pub instance: Instance,
 }
 
 /// A partition whose device work is done, on its way to the finalizer.
@@ -163,7 +190,7 @@ pub(crate) struct Proven {
     pub sums: MsmSums,
     /// The host copy: its public inputs are verified against, and freeing it (hundreds of
     /// MB at 2^22) is the finalizer's work, not the device worker's.
-    pub syn: Synthesized,
+    pub instance: Instance,
     /// The device whose key assembles it (every device's key holds the same host points).
     pub device: usize,
 }
@@ -171,18 +198,18 @@ pub(crate) struct Proven {
 /// A device worker: takes synthesized partitions from the channel until it is closed and
 /// empty. A failure or panic fails the partition (and so its job), never the worker.
 pub(crate) fn device_worker<B: Backend>(shared: &Shared<B>, device: usize, worker: usize, finalizer: Sender<Proven>) {
-    while let Some(Ready { mut ticket, syn }) = shared.channel.pop() {
+    while let Some(Ready { mut ticket, instance }) = shared.channel.pop() {
         ticket.end_wait();
         if let Some(why) = shared.reason_to_stop(&ticket) {
             ticket.cancel(why);
             continue;
         }
         let ctx = WorkerCtx { shared, device, worker };
-        let outcome = catch_unwind(AssertUnwindSafe(|| ctx.device_section(&ticket, &syn)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| ctx.device_section(&ticket, &instance)));
         let (job, partition) = (ticket.job.id, ticket.partition);
         match outcome {
             Ok(Ok(sums)) => {
-                let item = Proven { ticket, sums, syn, device };
+                let item = Proven { ticket, sums, instance, device };
                 // The finalizer outlives the device workers; if it is gone, the ticket
                 // (dropped with the item) settles the partition as cancelled.
                 let _ = finalizer.send(item);
@@ -207,11 +234,18 @@ struct WorkerCtx<'a, B: Backend> {
 }
 
 impl<B: Backend> WorkerCtx<'_, B> {
-    fn device_section(&self, ticket: &Ticket, syn: &Synthesized) -> Result<MsmSums, ProveError> {
+    fn device_section(&self, ticket: &Ticket, instance: &Instance) -> Result<MsmSums, ProveError> {
         let slot = &self.shared.devices[self.device];
         let (dev, locks, tl) = (&slot.device, &slot.locks, &ticket.tl);
         let prover = Prover::new(&dev.backend);
         let key = &dev.key;
+        let stage = || match instance {
+            Instance::Synthesized(syn) => prover.stage(key, syn, tl),
+            Instance::Assignment(z) => match &dev.circuit {
+                Some(circuit) => prover.stage_assignment(key, circuit, z, tl),
+                None => Err(ProveError::NoCompiledCircuit),
+            },
+        };
         let gpu_detail = format!("device={} worker={} lock={}", dev.label, self.worker, locks.design);
         match locks.design {
             LockDesign::Single => {
@@ -222,7 +256,7 @@ impl<B: Backend> WorkerCtx<'_, B> {
                 };
                 let _gpu = tl.span_under(Layer::Engine, names::GPU, Some(ticket.span), gpu_detail);
                 let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=device");
-                let mut staged = drained(tl, &dev.backend, prover.stage(key, syn, tl))?;
+                let mut staged = drained(tl, &dev.backend, stage())?;
                 let sums = drained(tl, &dev.backend, prover.compute(key, &mut staged, ticket.r, tl))?;
                 prover.release(staged, tl);
                 drained(tl, &dev.backend, Ok(sums))
@@ -238,7 +272,7 @@ impl<B: Backend> WorkerCtx<'_, B> {
                 let mut staged = {
                     let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=stage");
                     let _stage_lock = stage_lock;
-                    drained(tl, &dev.backend, prover.stage(key, syn, tl))?
+                    drained(tl, &dev.backend, stage())?
                 };
                 let sums = {
                     let _compute_lock = wait_for(tl, "compute", &locks.device);

@@ -13,13 +13,14 @@ use crate::timeline::Layer;
 
 /// Runs until every device worker has dropped its sender.
 pub(crate) fn finalizer<B: Backend>(shared: &Shared<B>, proven: Receiver<Proven>) {
-    for Proven { ticket, sums, syn, device } in proven {
+    for Proven { ticket, sums, instance, device } in proven {
         if ticket.job_failed() {
             ticket.cancel("another partition of the job failed");
             continue;
         }
         let (job, partition) = (ticket.job.id, ticket.partition);
         let key = shared.devices[device].device.key();
+        let public_inputs = instance.public_inputs(key.shape().num_instance);
         let check = shared.config.verify;
         let tl = &ticket.tl;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -27,7 +28,7 @@ pub(crate) fn finalizer<B: Backend>(shared: &Shared<B>, proven: Receiver<Proven>
             let proof = assemble(key, &sums, ticket.r, ticket.s, tl);
             if check {
                 let _v = tl.span(Layer::Engine, names::VERIFY);
-                match verify(key, &proof, syn.public_inputs()) {
+                match verify(key, &proof, public_inputs) {
                     Ok(true) => {}
                     Ok(false) => return Err(EngineError::NotVerified { job, partition }),
                     Err(source) => {
@@ -36,7 +37,7 @@ pub(crate) fn finalizer<B: Backend>(shared: &Shared<B>, proven: Receiver<Proven>
                 }
             }
             tl.instant(Layer::Engine, names::PROOF_DONE, "");
-            Ok(PartitionProof { proof, public_inputs: syn.public_inputs().to_vec(), verified: check })
+            Ok(PartitionProof { proof, public_inputs: public_inputs.to_vec(), verified: check })
         }));
         match outcome {
             Ok(Ok(proof)) => {

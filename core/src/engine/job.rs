@@ -8,17 +8,36 @@ use std::time::{Duration, Instant};
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
 use super::EngineError;
+use crate::compiled::witness;
 use crate::prover::{synthesize, ProveError, Synthesized};
 use crate::timeline::report::names;
 use crate::timeline::{Layer, SpanId, Timeline};
 use crate::{Fr, Proof};
 
-type SynthesizeFn = Box<dyn FnOnce() -> Result<Synthesized, ProveError> + Send>;
+/// What a synthesis worker makes of a partition: an instance synthesized in full (rows a, b, c
+/// and the assignment), or the assignment z alone, for the engine's compiled circuit.
+pub enum Instance {
+    Synthesized(Synthesized),
+    Assignment(Vec<Fr>),
+}
 
-/// One partition of a job: something that synthesizes an instance, and the proof's
-/// randomness (r, s). Every partition of a job must fit the engine's proving key.
+impl Instance {
+    /// The public inputs, as a verifier takes them (without the constant 1); `num_instance`
+    /// is the key's count of instance variables.
+    pub fn public_inputs(&self, num_instance: usize) -> &[Fr] {
+        match self {
+            Instance::Synthesized(syn) => syn.public_inputs(),
+            Instance::Assignment(z) => &z[1..num_instance.min(z.len()).max(1)],
+        }
+    }
+}
+
+type MakeFn = Box<dyn FnOnce() -> Result<Instance, ProveError> + Send>;
+
+/// One partition of a job: something that makes an instance (on a synthesis worker), and the
+/// proof's randomness (r, s). Every partition of a job must fit the engine's proving key.
 pub struct Partition {
-    pub(crate) synthesize: SynthesizeFn,
+    pub(crate) make: MakeFn,
     pub(crate) r: Fr,
     pub(crate) s: Fr,
 }
@@ -27,10 +46,10 @@ impl Partition {
     /// A partition made by any synthesizer (it runs on a synthesis worker; a panic in it
     /// fails the job, not the engine).
     pub fn new(r: Fr, s: Fr, synthesize: impl FnOnce() -> Result<Synthesized, ProveError> + Send + 'static) -> Self {
-        Partition { synthesize: Box::new(synthesize), r, s }
+        Partition { make: Box::new(move || synthesize().map(Instance::Synthesized)), r, s }
     }
 
-    /// A partition of an arkworks circuit, synthesized the way [`synthesize`] does.
+    /// A partition of an arkworks circuit, synthesized in full the way [`synthesize`] does.
     pub fn circuit<C: ConstraintSynthesizer<Fr> + Send + 'static>(circuit: C, r: Fr, s: Fr) -> Self {
         Partition::new(r, s, move || synthesize(circuit))
     }
@@ -38,6 +57,18 @@ impl Partition {
     /// A partition synthesized already.
     pub fn synthesized(syn: Synthesized, r: Fr, s: Fr) -> Self {
         Partition::new(r, s, move || Ok(syn))
+    }
+
+    /// A partition of an arkworks circuit of the engine's compiled circuit: its witness alone
+    /// is computed ([`witness`]), and the device computes a, b, c.
+    pub fn witness_of<C: ConstraintSynthesizer<Fr> + Send + 'static>(circuit: C, r: Fr, s: Fr) -> Self {
+        Partition { make: Box::new(move || witness(circuit).map(Instance::Assignment)), r, s }
+    }
+
+    /// A partition given as its assignment z = [1, public inputs…, witness…] of the engine's
+    /// compiled circuit (a circom witness, say).
+    pub fn assignment(z: Vec<Fr>, r: Fr, s: Fr) -> Self {
+        Partition { make: Box::new(move || Ok(Instance::Assignment(z))), r, s }
     }
 }
 

@@ -41,7 +41,7 @@ use std::thread::JoinHandle;
 pub use config::{default_synthesis_workers, parse_device_list, DeviceSpec, EngineConfig, LockDesign};
 pub use device::{effective_design, partition_bytes, resident_bytes, EngineDevice};
 pub use error::{EngineError, Stage};
-pub use job::{JobHandle, JobOutput, Partition, PartitionProof};
+pub use job::{Instance, JobHandle, JobOutput, Partition, PartitionProof};
 
 use crate::backend::Backend;
 use crate::timeline::report::names;

@@ -36,11 +36,11 @@ fn synthesize_and_send<B: Backend>(shared: &Shared<B>, Task { mut ticket, partit
     let (job, index) = (ticket.job.id, ticket.partition);
     let outcome = {
         let _g = ticket.tl.span_under(Layer::Engine, names::SYNTH, Some(ticket.span), "");
-        let synthesize = partition.synthesize;
-        shared.in_synthesis_pool(|| catch_unwind(AssertUnwindSafe(synthesize)))
+        let make = partition.make;
+        shared.in_synthesis_pool(|| catch_unwind(AssertUnwindSafe(make)))
     };
-    let syn = match outcome {
-        Ok(Ok(syn)) => syn,
+    let instance = match outcome {
+        Ok(Ok(instance)) => instance,
         Ok(Err(source)) => {
             shared.counters.failed();
             ticket.fail(EngineError::Partition { job, partition: index, stage: Stage::Synthesis, source });
@@ -58,7 +58,7 @@ fn synthesize_and_send<B: Backend>(shared: &Shared<B>, Task { mut ticket, partit
     let _blocked = tl.span_under(Layer::Engine, names::BACKPRESSURE, Some(ticket.span), "");
     // CHAN_SEND and the CHANNEL span begin under the queue's lock, before any device
     // worker can take the partition (and end that span).
-    let sent = shared.channel.push_with(Ready { ticket, syn }, |ready| {
+    let sent = shared.channel.push_with(Ready { ticket, instance }, |ready| {
         ready.ticket.tl.instant(Layer::Engine, names::CHAN_SEND, "");
         ready.ticket.begin_wait(names::CHANNEL);
     });

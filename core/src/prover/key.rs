@@ -93,7 +93,12 @@ pub struct CheckedKey {
 impl CheckedKey {
     /// Checks a key from elsewhere (every point: allow about a minute for a 2^22 key on 32 threads).
     pub fn new(pk: ProvingKey) -> Result<CheckedKey, KeyError> {
-        let shape = validate(&pk, PointChecks::Full)?;
+        Self::with_qap(pk, Qap::Libsnark)
+    }
+
+    /// Checks a key whose H points follow `qap` (a snarkjs key, read by `circom::zkey`).
+    pub fn with_qap(pk: ProvingKey, qap: Qap) -> Result<CheckedKey, KeyError> {
+        let shape = validate(&pk, PointChecks::Full, qap)?;
         Ok(CheckedKey { pk, shape })
     }
 
@@ -131,7 +136,7 @@ impl CheckedKey {
             let extra = reader.inner.len();
             return Err(KeyError::TrailingBytes { extra, used: bytes.len() - extra, format });
         }
-        let shape = validate(&pk, checks)?;
+        let shape = validate(&pk, checks, Qap::Libsnark)?;
         Ok(CheckedKey { pk, shape })
     }
 
@@ -152,11 +157,7 @@ impl CheckedKey {
     /// Writes the key to `path` (atomically) and returns the bytes written, for callers that
     /// also digest or keep them.
     pub fn write(&self, path: &Path, compress: bool) -> Result<Vec<u8>, KeyError> {
-        let mode = if compress { Compress::Yes } else { Compress::No };
-        let mut bytes = Vec::with_capacity(self.pk.serialized_size(mode));
-        self.pk
-            .serialize_with_mode(&mut bytes, mode)
-            .map_err(|e| KeyError::Malformed { format: "serializer", detail: e.to_string() })?;
+        let bytes = self.to_bytes(compress)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
         }
@@ -164,6 +165,16 @@ impl CheckedKey {
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, &bytes).map_err(|source| KeyError::Write { path: tmp.clone(), source })?;
         std::fs::rename(&tmp, path).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
+        Ok(bytes)
+    }
+
+    /// The key's arkworks encoding, compressed or not.
+    pub fn to_bytes(&self, compress: bool) -> Result<Vec<u8>, KeyError> {
+        let mode = if compress { Compress::Yes } else { Compress::No };
+        let mut bytes = Vec::with_capacity(self.pk.serialized_size(mode));
+        self.pk
+            .serialize_with_mode(&mut bytes, mode)
+            .map_err(|e| KeyError::Malformed { format: "serializer", detail: e.to_string() })?;
         Ok(bytes)
     }
 
@@ -223,7 +234,7 @@ fn point_problem<C: SWCurveConfig>(p: &Affine<C>) -> Option<PointProblem> {
 
 /// Every point on the curve and in the subgroup, α, β, γ, δ not the identity, and the lengths
 /// consistent with each other.
-fn validate(pk: &ProvingKey, checks: PointChecks) -> Result<KeyShape, KeyError> {
+fn validate(pk: &ProvingKey, checks: PointChecks, qap: Qap) -> Result<KeyShape, KeyError> {
     let vk = &pk.vk;
     check_points(checks, "alpha_g1", &[vk.alpha_g1])?;
     check_points(checks, "beta_g1", &[pk.beta_g1])?;
@@ -250,7 +261,7 @@ fn validate(pk: &ProvingKey, checks: PointChecks) -> Result<KeyShape, KeyError> 
     if let Some((query, _)) = identities.iter().find(|(_, zero)| *zero) {
         return Err(KeyError::InvalidPoint { query, index: 0, problem: PointProblem::Identity });
     }
-    KeyShape::of(pk)
+    KeyShape::of_qap(pk, qap)
 }
 
 /// The sizes a key fixes, checked against each other; the prover checks them against the circuit.
@@ -260,13 +271,47 @@ pub struct KeyShape {
     pub num_instance: usize,
     pub num_variables: usize,
     pub domain_size: usize,
+    /// How the key's H points expect the quotient.
+    pub qap: Qap,
+}
+
+/// How a key's setup reduced R1CS to a QAP, which fixes where the prover evaluates H and
+/// what its H points take. Both give standard Groth16 proofs that one verifier checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Qap {
+    /// arkworks' (and libsnark's): H evaluated on the coset g·H of the multiplicative
+    /// generator, divided by Z there, and brought back to its n − 1 coefficients; c = C·z.
+    #[default]
+    Libsnark,
+    /// snarkjs's: H evaluated on the odd 2n-th roots of unity ω₂ₙ·H and taken as those n
+    /// evaluations (the key's n H points absorb Z); c = a∘b, so a key needs no C matrix.
+    Snarkjs,
+}
+
+impl Qap {
+    /// The H points a key of domain size n has.
+    pub fn h_points(self, domain_size: usize) -> usize {
+        match self {
+            Qap::Libsnark => domain_size - 1,
+            Qap::Snarkjs => domain_size,
+        }
+    }
 }
 
 impl KeyShape {
+    /// An arkworks key's shape, its sizes checked against each other.
     pub fn of(pk: &ProvingKey) -> Result<KeyShape, KeyError> {
+        Self::of_qap(pk, Qap::Libsnark)
+    }
+
+    /// The shape of a key whose H points follow `qap`.
+    pub fn of_qap(pk: &ProvingKey, qap: Qap) -> Result<KeyShape, KeyError> {
         let num_variables = pk.a_query.len();
         let num_instance = pk.vk.gamma_abc_g1.len();
-        let domain_size = pk.h_query.len() + 1;
+        let domain_size = match qap {
+            Qap::Libsnark => pk.h_query.len() + 1,
+            Qap::Snarkjs => pk.h_query.len(),
+        };
         let inconsistent = |what: &str, got: usize, want: usize| {
             Err(KeyError::Inconsistent(format!("{what} has {got} points, expected {want}")))
         };
@@ -283,11 +328,15 @@ impl KeyShape {
             return inconsistent("l_query", pk.l_query.len(), num_variables.saturating_sub(num_instance));
         }
         if !domain_size.is_power_of_two() || domain_size < 2 {
+            let expected = match qap {
+                Qap::Libsnark => "a power of two minus one",
+                Qap::Snarkjs => "a power of two",
+            };
             return Err(KeyError::Inconsistent(format!(
-                "h_query has {} points; a radix-2 domain needs a power of two minus one",
+                "h_query has {} points; a radix-2 domain needs {expected}",
                 pk.h_query.len()
             )));
         }
-        Ok(KeyShape { num_instance, num_variables, domain_size })
+        Ok(KeyShape { num_instance, num_variables, domain_size, qap })
     }
 }

@@ -21,11 +21,12 @@ use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::Zero;
 use ark_relations::gr1cs::{ConstraintSynthesizer, SynthesisError};
 
-pub use key::{CheckedKey, KeyError, KeyShape, PointProblem};
-pub use prepared::PreparedKey;
+pub use key::{CheckedKey, KeyError, KeyShape, PointProblem, Qap};
+pub use prepared::{PreparedCircuit, PreparedKey};
 pub use synthesis::{synthesize, Synthesized};
 
 use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, BackendError, NttKind, ScalarBuffer, Scalars};
+use crate::compiled::CompiledCircuit;
 use crate::timeline::{Layer, Timeline};
 use crate::{Fr, G1Projective, G2Projective, Proof};
 
@@ -45,6 +46,14 @@ pub enum ProveError {
     KeyForAnotherBackend,
     #[error("{expected} public inputs expected, {got} given")]
     PublicInputCount { expected: usize, got: usize },
+    #[error("the key was made for {key:?}'s QAP, the circuit for {circuit:?}'s")]
+    QapMismatch { key: Qap, circuit: Qap },
+    #[error("the witness has {got} values, the circuit {expected} variables")]
+    WitnessLength { expected: usize, got: usize },
+    #[error("the witness does not start with the constant 1")]
+    WitnessConstant,
+    #[error("a partition came as an assignment, but the engine's devices have no compiled circuit")]
+    NoCompiledCircuit,
     #[error(transparent)]
     Key(#[from] KeyError),
     #[error(transparent)]
@@ -169,7 +178,7 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         let backend = self.backend;
         let (b, c) = staged.bc.take().ok_or_else(|| ProveError::Internal("staged inputs computed twice".into()))?;
         // Step 3: H, which never leaves the device.
-        let h = self.quotient_h(&mut staged.a, b, c, staged.domain_size, tl)?;
+        let h = self.quotient_h(&mut staged.a, b, c, staged.domain_size, key.shape.qap, tl)?;
         staged.a = h;
 
         // Step 4: the MSMs against the resident bases.
@@ -199,40 +208,138 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         drop(staged);
     }
 
-    /// `H = (a·b − c)/Z_H` as coefficients: each of a, b, c from evaluations on H to
-    /// evaluations on the coset gH (inverse NTT, then coset NTT), the quotient pointwise
-    /// there (Z_H is the constant gⁿ − 1 on the coset), then back to coefficients.
+    /// H on the device, as `qap` wants it:
+    /// - libsnark: `(a·b − c)/Z_H` as coefficients — each of a, b, c from evaluations on H to
+    ///   evaluations on the coset gH (inverse NTT, then coset NTT), the quotient pointwise there
+    ///   (Z_H is the constant gⁿ − 1 on the coset), then back to coefficients;
+    /// - snarkjs: `a·b − c` as its n evaluations on the odd 2n-th roots ω₂ₙ·H, which the key's
+    ///   H points take directly (they absorb Z_H, the constant −2 there).
     fn quotient_h(
         &self,
         a: &mut ScalarBuffer,
         mut b: ScalarBuffer,
         mut c: ScalarBuffer,
         domain_size: usize,
+        qap: Qap,
         tl: &Timeline,
     ) -> Result<ScalarBuffer, ProveError> {
         let backend = self.backend;
         let _h = tl.span(Layer::Prover, "h");
+        let (coset, z_inv) = match qap {
+            Qap::Libsnark => (
+                NttKind::CosetForward,
+                vanishing_inverse_on_coset(domain_size).ok_or_else(|| {
+                    ProveError::Internal(format!("no vanishing inverse for a domain of {domain_size}"))
+                })?,
+            ),
+            Qap::Snarkjs => (NttKind::OddCosetForward, Fr::from(1u64)),
+        };
         for (name, buf) in [("a", &mut *a), ("b", &mut b), ("c", &mut c)] {
             {
                 let _g = tl.span(Layer::Prover, format!("ntt_inverse_{name}"));
                 backend.ntt(buf, NttKind::Inverse)?;
             }
             let _g = tl.span(Layer::Prover, format!("ntt_coset_{name}"));
-            backend.ntt(buf, NttKind::CosetForward)?;
+            backend.ntt(buf, coset)?;
         }
-        let z_inv = vanishing_inverse_on_coset(domain_size)
-            .ok_or_else(|| ProveError::Internal(format!("no vanishing inverse for a domain of {domain_size}")))?;
         {
             let _g = tl.span(Layer::Prover, "h_combine");
             backend.quotient(a, &b, &c, z_inv)?;
         }
         drop((b, c));
-        {
+        if qap == Qap::Libsnark {
             let _g = tl.span(Layer::Prover, "ntt_coset_inverse_h");
             backend.ntt(a, NttKind::CosetInverse)?;
         }
         // Hand the buffer over without a copy: the caller's `a` becomes an empty placeholder.
         Ok(std::mem::replace(a, backend.alloc_scalars(0)?))
+    }
+
+    /// Uploads a compiled circuit's matrices once; reuse the result for every assignment
+    /// proven on this backend.
+    pub fn prepare_circuit(&self, circuit: &CompiledCircuit) -> Result<PreparedCircuit, ProveError> {
+        PreparedCircuit::new(self.backend, circuit)
+    }
+
+    /// Proves an assignment z = [1, public inputs…, witness…] of a compiled circuit, with the
+    /// randomness (r, s) given. The key is checked against the circuit, and z against both,
+    /// before any device work; an unsatisfied z fails on the device's R1CS check, before any MSM.
+    pub fn prove_assignment(
+        &self,
+        key: &PreparedKey,
+        circuit: &PreparedCircuit,
+        z: &[Fr],
+        r: Fr,
+        s: Fr,
+        tl: &Timeline,
+    ) -> Result<Proof, ProveError> {
+        let _prove = tl.span(Layer::Prover, "prove");
+        let _device = tl.span(Layer::Prover, "device");
+        let result = (|| {
+            let mut staged = self.stage_assignment(key, circuit, z, tl)?;
+            let sums = self.compute(key, &mut staged, r, tl)?;
+            self.release(staged, tl);
+            Ok(assemble(key, &sums, r, s, tl))
+        })();
+        tl.record_device_spans(&self.backend.drain_device_spans());
+        result
+    }
+
+    /// Step 2 for a compiled circuit: uploads z alone and computes a = A·z, b = B·z, c = C·z (or
+    /// a∘b) on the device, where the R1CS check runs before anything else does.
+    pub fn stage_assignment(
+        &self,
+        key: &PreparedKey,
+        circuit: &PreparedCircuit,
+        z: &[Fr],
+        tl: &Timeline,
+    ) -> Result<Staged, ProveError> {
+        let backend = self.backend;
+        if key.backend != backend.id() || circuit.backend != backend.id() {
+            return Err(ProveError::KeyForAnotherBackend);
+        }
+        circuit.shape.check_key(&key.shape)?;
+        circuit.shape.check_assignment(z)?;
+        let _g = tl.span(Layer::Prover, "stage");
+        let z_buf = {
+            let _g = tl.span(Layer::Prover, "upload_z");
+            backend.upload_scalars(z)?
+        };
+        let n = circuit.shape.domain_size();
+        let product = |name: &str, m: &crate::backend::MatrixBuffer| -> Result<ScalarBuffer, ProveError> {
+            let _g = tl.span(Layer::Prover, name);
+            let mut out = backend.alloc_scalars(n)?;
+            backend.spmv(m, &z_buf, &mut out)?;
+            Ok(out)
+        };
+        let a = product("spmv_a", &circuit.a)?;
+        let b = product("spmv_b", &circuit.b)?;
+        let c = match &circuit.c {
+            Some(m) => {
+                let c = product("spmv_c", m)?;
+                let _g = tl.span(Layer::Prover, "r1cs_check");
+                if let Some(row) = backend.first_unsatisfied(&a, &b, &c, circuit.shape.num_constraints)? {
+                    return Err(ProveError::Unsatisfied { row });
+                }
+                c
+            }
+            // c = a∘b: satisfied by construction, so an unsatisfied witness shows only in the
+            // proof's verification (a snarkjs key carries no C to check against).
+            None => {
+                let mut c = product("spmv_c", &circuit.a)?;
+                let _g = tl.span(Layer::Prover, "c_from_ab");
+                backend.mul_assign(&mut c, &b)?;
+                c
+            }
+        };
+        Ok(Staged {
+            a,
+            bc: Some((b, c)),
+            z: z_buf,
+            num_instance: circuit.shape.num_instance,
+            num_variables: circuit.shape.num_variables,
+            domain_size: n,
+        })
     }
 }
 

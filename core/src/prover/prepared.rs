@@ -4,7 +4,8 @@ use ark_groth16::PreparedVerifyingKey;
 
 use super::key::{CheckedKey, KeyShape};
 use super::ProveError;
-use crate::backend::{Backend, BackendId, Element, G1Bases, G2Bases};
+use crate::backend::{Backend, BackendId, Element, G1Bases, G2Bases, MatrixBuffer};
+use crate::compiled::{CircuitShape, CompiledCircuit};
 use crate::{G1Affine, G2Affine, VerifyingKey};
 
 /// A proving key prepared for one backend: its bases uploaded once and resident, reused by
@@ -74,5 +75,37 @@ impl PreparedKey {
     pub fn resident_bytes(&self) -> u64 {
         let g1 = (self.a.len() + self.b_g1.len() + self.l.len() + self.h.len()) as u64;
         g1 * G1Affine::HOST_BYTES as u64 + self.b_g2.len() as u64 * G2Affine::HOST_BYTES as u64
+    }
+}
+
+/// A compiled circuit on one backend: its matrices uploaded once and resident, reused by every
+/// assignment proven there. Made by [`crate::Prover::prepare_circuit`].
+pub struct PreparedCircuit {
+    pub(super) shape: CircuitShape,
+    pub(super) a: MatrixBuffer,
+    pub(super) b: MatrixBuffer,
+    pub(super) c: Option<MatrixBuffer>,
+    pub(super) backend: BackendId,
+}
+
+impl PreparedCircuit {
+    pub(super) fn new<B: Backend + ?Sized>(
+        backend: &B,
+        circuit: &CompiledCircuit,
+    ) -> Result<PreparedCircuit, ProveError> {
+        let (a, b, c) = circuit.matrices();
+        let prepared = PreparedCircuit {
+            shape: circuit.shape(),
+            a: backend.upload_matrix(a)?,
+            b: backend.upload_matrix(b)?,
+            c: c.map(|c| backend.upload_matrix(c)).transpose()?,
+            backend: backend.id(),
+        };
+        backend.synchronize()?;
+        Ok(prepared)
+    }
+
+    pub fn shape(&self) -> CircuitShape {
+        self.shape
     }
 }

@@ -11,11 +11,19 @@
 //! - `ntt`: one forward NTT of 2^size random scalars already on the device, synchronized.
 //! - `upload`: staging 2^size random scalars from host memory onto the device, synchronized
 //!   (the proof's `stage` step does four of these); the buffer is freed outside the timing.
-//! - `prove`: one whole proof of the `synthetic` circuit at 2^size constraints (synthesis
-//!   included; the key is prepared once, outside the timing), and `prove-device`, the device
-//!   section of the same runs (staging, H, MSMs, assembly) as the timeline measured it.
+//! - `prove`: one whole proof of `--circuit` (default `synthetic`) at 2^size constraints, its
+//!   whole synthesis included (the key is prepared once, outside the timing), and
+//!   `prove-device`, the device section of the same runs (staging, H, MSMs, assembly) as the
+//!   timeline measured it.
+//! - `prove-witness`: the same proof through the compiled circuit (compiled and prepared once,
+//!   outside the timing): the witness alone on the host, then z staged, a, b, c = A·z, B·z,
+//!   C·z and the R1CS check on the device, H, MSMs, assembly; and `prove-witness-device`.
 //! - `prove-arkworks`: the same proof by `ark-groth16`'s own prover on this machine's CPU, the
 //!   reference every backend is compared with (run once per size, not per backend).
+//! - `spmv`: one sparse product A·z of the compiled circuit's A (resident) by a random z
+//!   already on the device, synchronized.
+//!
+//! The proof ops of a circuit other than `synthetic` are named with it (`prove-sha256`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -47,7 +55,8 @@ pub struct BenchArgs {
     /// Backends to compare, comma-separated (cpu, cuda, wgpu); default: every available one.
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
-    /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, prove, prove-arkworks.
+    /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, spmv, prove,
+    /// prove-witness, prove-arkworks, synth-full, synth-witness.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -68,6 +77,9 @@ pub struct BenchArgs {
     /// Write no plot.
     #[arg(long)]
     pub no_plot: bool,
+    /// The circuit of the proof, synthesis and spmv ops.
+    #[arg(long, default_value = "synthetic", value_parser = crate::cli::parse_circuit)]
+    pub circuit: CircuitKind,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,14 +90,35 @@ enum Op {
     MsmG2Witness,
     Ntt,
     Upload,
+    Spmv,
     Prove,
+    ProveWitness,
     ProveArkworks,
+    SynthFull,
+    SynthWitness,
 }
 
 impl Op {
     /// Every op with its command-line name, in the order the names are listed.
-    const ALL: [Op; 8] =
-        [Op::MsmG1, Op::MsmG2, Op::MsmG1Witness, Op::MsmG2Witness, Op::Ntt, Op::Upload, Op::Prove, Op::ProveArkworks];
+    const ALL: [Op; 12] = [
+        Op::MsmG1,
+        Op::MsmG2,
+        Op::MsmG1Witness,
+        Op::MsmG2Witness,
+        Op::Ntt,
+        Op::Upload,
+        Op::Spmv,
+        Op::Prove,
+        Op::ProveWitness,
+        Op::ProveArkworks,
+        Op::SynthFull,
+        Op::SynthWitness,
+    ];
+
+    /// Whether the op runs on the host alone, once a size rather than once a backend.
+    fn host_only(self) -> bool {
+        matches!(self, Op::ProveArkworks | Op::SynthFull | Op::SynthWitness)
+    }
 
     fn parse(s: &str) -> Result<Op, CliError> {
         let s = s.trim();
@@ -124,7 +157,7 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
     let backends = open_backends(settings, args.backends.as_deref())?;
     let store = settings.key_store();
 
-    let per_size: usize = ops.iter().map(|&op| if op == Op::ProveArkworks { 1 } else { backends.len() }).sum();
+    let per_size: usize = ops.iter().map(|&op| if op.host_only() { 1 } else { backends.len() }).sum();
     let cases = (per_size * sizes.clone().count()) as u64;
     let bar = progress::bar(cases, "benchmarking");
     let mut results = Vec::new();
@@ -134,6 +167,12 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
             if op == Op::ProveArkworks {
                 bar.set_message(format!("arkworks prove 2^{size}"));
                 results.push(measure_arkworks(&store, size, &args)?);
+                bar.inc(1);
+                continue;
+            }
+            if op.host_only() {
+                bar.set_message(format!("{} {} 2^{size}", op_name(op), args.circuit));
+                results.push(measure_synthesis(op, size, &args)?);
                 bar.inc(1);
                 continue;
             }
@@ -166,14 +205,31 @@ fn includes(op: Op) -> &'static str {
         }
         Op::Ntt => "one forward NTT of scalars already on the device, synchronized",
         Op::Upload => "staging the scalars from host memory onto the device, synchronized; freeing outside the timing",
+        Op::Spmv => "one sparse product A·z: the compiled circuit's A resident (uploaded once, outside the timing), z already on the device, synchronized",
         Op::Prove => "one whole proof: synthesis, staging, H, MSMs, assembly; the key prepared once, outside the timing",
+        Op::ProveWitness => "one whole proof through the compiled circuit: the witness on the host, staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
         Op::ProveArkworks => "ark-groth16's create_proof_with_reduction on the host's CPU, synthesis included",
+        Op::SynthFull => "one partition's whole synthesis on the host: constraints, assignment and the rows a, b, c",
+        Op::SynthWitness => "one partition's witness alone on the host (the compiled circuit's proofs need no more)",
     }
 }
 
 /// The device section of `Op::Prove`'s runs.
 const PROVE_DEVICE_INCLUDES: &str =
     "the device section of the same proofs (staging, H, MSMs, readback), as the timeline measured it";
+
+/// The op's name for `circuit`: the synthetic circuit's plain, another's with its name
+/// (`prove-sha256`), so that results of different circuits never share a name.
+fn circuit_op_name(op: Op, circuit: CircuitKind) -> String {
+    format!("{}{}", op_name(op), circuit_suffix(circuit))
+}
+
+fn circuit_suffix(circuit: CircuitKind) -> String {
+    match circuit {
+        CircuitKind::Synthetic => String::new(),
+        other => format!("-{other}"),
+    }
+}
 
 fn op_name(op: Op) -> &'static str {
     match op {
@@ -183,8 +239,12 @@ fn op_name(op: Op) -> &'static str {
         Op::MsmG2Witness => "msm-g2-witness",
         Op::Ntt => "ntt",
         Op::Upload => "upload",
+        Op::Spmv => "spmv",
         Op::Prove => "prove",
+        Op::ProveWitness => "prove-witness",
         Op::ProveArkworks => "prove-arkworks",
+        Op::SynthFull => "synth-full",
+        Op::SynthWitness => "synth-witness",
     }
 }
 
@@ -319,18 +379,48 @@ fn measure(
                 record_spans();
             }
         }
-        Op::ProveArkworks => return Err(CliError::Usage("prove-arkworks has no backend".into())),
-        Op::Prove => {
-            let checked = setup::stored_or_generated(store, CircuitKind::Synthetic, size)?;
+        Op::ProveArkworks | Op::SynthFull | Op::SynthWitness => {
+            return Err(CliError::Usage(format!("{} runs on the host alone", op_name(op))))
+        }
+        Op::Spmv => {
+            let compiled = setup::stored_or_compiled(store, args.circuit, size)?;
+            let (a, _, _) = compiled.matrices();
+            let matrix = backend.upload_matrix(a)?;
+            let mut out = backend.alloc_scalars(compiled.domain_size())?;
+            for _ in 0..total {
+                let z = backend.upload_scalars(&random_scalars(compiled.num_variables()))?;
+                let t = Instant::now();
+                backend.spmv(&matrix, &z, &mut out)?;
+                backend.synchronize()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                record_spans();
+            }
+        }
+        Op::Prove | Op::ProveWitness => {
+            let checked = setup::stored_or_generated(store, args.circuit, size)?;
             let prover = Prover::new(backend);
             let key = prover.prepare(&checked)?;
             drop(checked);
+            let compiled = match op {
+                Op::ProveWitness => {
+                    Some(prover.prepare_circuit(&setup::stored_or_compiled(store, args.circuit, size)?)?)
+                }
+                _ => None,
+            };
             let mut rng = ChaCha20Rng::from_entropy();
             for run in 0..total {
-                let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, run as u64 + 1)?;
+                let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
+                let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
                 let tl = Timeline::new();
                 let t = Instant::now();
-                prover.prove(&key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), &tl)?;
+                let proof = match &compiled {
+                    Some(compiled) => {
+                        let z = g16_core::compiled::witness(circuit)?;
+                        prover.prove_assignment(&key, compiled, &z, r, s, &tl)?
+                    }
+                    None => prover.prove(&key, circuit, r, s, &tl)?,
+                };
+                std::hint::black_box(proof);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 let report = Report::from_events(&tl.events());
                 let device_ns = report
@@ -344,12 +434,13 @@ fn measure(
         }
     }
     backend.drain_device_spans(); // the bench keeps no timeline; don't let spans pile up
-    let mut first = measurement(info, op_name(op), includes(op), size, &times[args.warmup..]);
+    let mut first = measurement(info, &circuit_op_name(op, args.circuit), includes(op), size, &times[args.warmup..]);
     first.phases_ms = median_phases(spans_per_run.get(args.warmup..).unwrap_or(&[]));
     first.bases_upload_ms = bases_upload_ms;
     let mut out = vec![first];
     if !device_times.is_empty() {
-        out.push(measurement(info, "prove-device", PROVE_DEVICE_INCLUDES, size, &device_times[args.warmup..]));
+        let name = format!("{}-device{}", op_name(op), circuit_suffix(args.circuit));
+        out.push(measurement(info, &name, PROVE_DEVICE_INCLUDES, size, &device_times[args.warmup..]));
     }
     Ok(out)
 }
@@ -394,14 +485,32 @@ fn span_totals(backend: &AnyBackend) -> BTreeMap<String, f64> {
     totals
 }
 
+/// A partition's synthesis on the host, full or the witness alone, for `--circuit` at 2^size
+/// (each run a fresh witness seed).
+fn measure_synthesis(op: Op, size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
+    let mut times = Vec::new();
+    for run in 0..args.warmup + args.runs {
+        let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
+        let t = Instant::now();
+        match op {
+            Op::SynthFull => drop(std::hint::black_box(g16_core::prover::synthesize(circuit)?)),
+            _ => drop(std::hint::black_box(g16_core::compiled::witness(circuit)?)),
+        }
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let cpu = g16_core::backend::CpuBackend::new().info();
+    let name = format!("{}-{}", op_name(op), args.circuit);
+    Ok(measurement(&cpu, &name, includes(op), size, &times[args.warmup..]))
+}
+
 /// `ark-groth16`'s prover on the same circuit and key as `prove`: the reference.
 fn measure_arkworks(store: &KeyStore, size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
-    let key = setup::stored_or_generated(store, CircuitKind::Synthetic, size)?;
+    let key = setup::stored_or_generated(store, args.circuit, size)?;
     let pk = key.proving_key();
     let mut rng = ChaCha20Rng::from_entropy();
     let mut times = Vec::new();
     for run in 0..args.warmup + args.runs {
-        let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, run as u64 + 1)?;
+        let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
         let t = Instant::now();
         Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(
             circuit,
@@ -413,7 +522,8 @@ fn measure_arkworks(store: &KeyStore, size: u32, args: &BenchArgs) -> Result<Mea
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let cpu = g16_core::backend::CpuBackend::new().info();
-    let mut m = measurement(&cpu, "prove", includes(Op::ProveArkworks), size, &times[args.warmup..]);
+    let name = circuit_op_name(Op::Prove, args.circuit);
+    let mut m = measurement(&cpu, &name, includes(Op::ProveArkworks), size, &times[args.warmup..]);
     m.backend = "arkworks".to_string();
     Ok(m)
 }

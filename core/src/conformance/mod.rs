@@ -13,17 +13,18 @@
 //! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20). The seed of every check is printed;
 //! `G16_TEST_SEED` replays it.
 
-use crate::backend::{Backend, BackendError, BackendResult, DeviceBuffer, Element, NttKind, Scalars};
+use crate::backend::{Backend, BackendError, BackendResult, DeviceBuffer, Element, NttKind, Scalars, SparseMatrix};
 use crate::circuits::{BuiltinCircuit, CircuitKind};
 use crate::prover::{CheckedKey, Prover};
 use crate::sample::{random_points, random_scalars, test_rng};
 use crate::timeline::{Layer, Timeline};
 use crate::{Curve, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
-use ark_ff::{FftField, Field, UniformRand, Zero};
+use ark_ff::{Field, UniformRand, Zero};
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
-use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use rand_chacha::ChaCha20Rng;
+
+pub mod gadgets;
 
 pub struct Sizes {
     pub ntt_logs: Vec<u32>,
@@ -97,14 +98,9 @@ pub fn open_or_skip<B>(name: &str, require_var: &str, opened: BackendResult<B>) 
 }
 
 fn reference_ntt(input: &[Fr], kind: NttKind) -> Vec<Fr> {
-    let domain = Radix2EvaluationDomain::<Fr>::new(input.len()).expect("domain");
-    let coset = domain.get_coset(Fr::GENERATOR).expect("coset");
-    match kind {
-        NttKind::Forward => domain.fft(input),
-        NttKind::Inverse => domain.ifft(input),
-        NttKind::CosetForward => coset.fft(input),
-        NttKind::CosetInverse => coset.ifft(input),
-    }
+    let mut v = input.to_vec();
+    crate::backend::cpu::ntt_in_place(&mut v, kind).expect("a power-of-two length");
+    v
 }
 
 pub fn ntt_matches_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
@@ -281,13 +277,133 @@ pub fn proofs_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
         let checked = CheckedKey::generate(circuit.clone(), &mut rng).expect("setup");
         let pk = checked.proving_key();
         let key = prover.prepare(&checked).expect("prepare");
+        // The compiled path too: the matrices on the device, the witness alone staged.
+        let compiled =
+            prover.prepare_circuit(&crate::compiled::compile(circuit.clone()).expect("compile")).expect("prepare");
+        let z = crate::compiled::witness(circuit.clone()).expect("witness");
         for (r, s) in [(Fr::rand(&mut rng), Fr::rand(&mut rng)), (Fr::zero(), Fr::zero())] {
             let ours = prover.prove(&key, circuit.clone(), r, s, &Timeline::disabled()).expect("prove");
             let theirs = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(circuit.clone(), pk, r, s)
                 .expect("ark");
             assert!(ours == theirs, "{kind} 2^{size}: proof differs from arkworks");
+            let from_z = prover.prove_assignment(&key, &compiled, &z, r, s, &Timeline::disabled()).expect("prove z");
+            assert!(from_z == theirs, "{kind} 2^{size}: the compiled path's proof differs from arkworks");
             assert!(crate::prover::verify(&key, &ours, &circuit.public_inputs()).unwrap(), "{kind} 2^{size} verifies");
         }
+    }
+}
+
+/// A circuit of arkworks' gadgets (emulated field arithmetic, Blake2s, booleans) through both
+/// paths: the circuit proven directly, and compiled once then proven from its witness alone —
+/// each the same proof as arkworks' for the same (r, s), and accepted by its verifier.
+pub fn gadget_circuit_matches_arkworks<B: Backend + ?Sized>(b: &B) {
+    let mut rng = test_rng("gadget_circuit_matches_arkworks");
+    let prover = Prover::new(b);
+    let circuit = gadgets::GadgetCircuit::new(u64::rand(&mut rng));
+    let checked = CheckedKey::generate(circuit.clone(), &mut rng).expect("setup");
+    let pk = checked.proving_key();
+    let key = prover.prepare(&checked).expect("prepare");
+    let compiled =
+        prover.prepare_circuit(&crate::compiled::compile(circuit.clone()).expect("compile")).expect("prepare");
+    // Another witness of the same shape, proven under the same key and compiled circuit.
+    let other = gadgets::GadgetCircuit::new(u64::rand(&mut rng));
+    let pvk = ark_groth16::prepare_verifying_key(&pk.vk);
+    for (witness, (r, s)) in
+        [(&circuit, (Fr::rand(&mut rng), Fr::rand(&mut rng))), (&other, (Fr::rand(&mut rng), Fr::zero()))]
+    {
+        let z = crate::compiled::witness(witness.clone()).expect("witness");
+        let theirs =
+            Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(witness.clone(), pk, r, s).expect("ark");
+        let ours = prover.prove(&key, witness.clone(), r, s, &Timeline::disabled()).expect("prove");
+        assert!(ours == theirs, "the gadget circuit's proof differs from arkworks");
+        let from_z = prover.prove_assignment(&key, &compiled, &z, r, s, &Timeline::disabled()).expect("prove z");
+        assert!(from_z == theirs, "the gadget circuit's compiled-path proof differs from arkworks");
+        let inputs = witness.public_inputs();
+        assert_eq!(&z[1..=inputs.len()], &inputs[..], "the witness starts with the public inputs");
+        assert!(Groth16::<Curve>::verify_proof(&pvk, &from_z, &inputs).expect("verify"), "arkworks accepts it");
+    }
+}
+
+/// Random sparse rows over `columns`: empty rows, single entries, long rows (a thousand
+/// entries, as a hash circuit's packing rows), repeated columns, and coefficients 0, 1, r − 1
+/// and random.
+fn sparse_rows(rows: usize, columns: usize, rng: &mut ChaCha20Rng) -> Vec<Vec<(Fr, usize)>> {
+    use rand::Rng;
+    let coeff = |rng: &mut ChaCha20Rng| match rng.gen_range(0..6u32) {
+        0 => Fr::zero(),
+        1 | 2 => Fr::ONE,
+        3 => -Fr::ONE,
+        _ => Fr::rand(rng),
+    };
+    (0..rows)
+        .map(|r| {
+            let len = match r % 97 {
+                0 => 0,
+                1 => 1000,
+                2 => 3,
+                _ => rng.gen_range(0..6),
+            };
+            let mut row: Vec<(Fr, usize)> = (0..len).map(|_| (coeff(rng), rng.gen_range(0..columns))).collect();
+            if r % 97 == 2 {
+                row[1].1 = row[0].1; // a repeated column: its products add up
+            }
+            row
+        })
+        .collect()
+}
+
+/// `spmv` against the host's product, on shapes that stress a device's row mapping: rows not a
+/// power of two, an output longer than the matrix (its tail becomes zero), a narrow matrix over
+/// a longer vector; and the operands' errors.
+pub fn spmv_matches_the_host<B: Backend + ?Sized>(b: &B) {
+    let mut rng = test_rng("spmv_matches_the_host");
+    for (rows, columns, out_len) in [(1, 1, 1), (5, 3, 8), (1000, 700, 1024), (4099, 5000, 8192)] {
+        let rows_data = sparse_rows(rows, columns, &mut rng);
+        let m = SparseMatrix::from_rows(columns, rows_data.iter().map(Vec::as_slice)).expect("matrix");
+        let z = random_scalars(columns + 3, &mut rng);
+        let mut want = vec![Fr::zero(); out_len];
+        m.mul_vector_into(&z, &mut want);
+        let dm = b.upload_matrix(&m).expect("upload matrix");
+        assert_eq!(dm.len(), rows);
+        let dz = b.upload_scalars(&z).expect("upload z");
+        // The output starts as garbage: rows past the matrix must be cleared.
+        let mut out = b.upload_scalars(&random_scalars(out_len, &mut rng)).expect("upload out");
+        b.spmv(&dm, &dz, &mut out).expect("spmv");
+        assert!(b.download_scalars(&out).expect("download") == want, "spmv {rows}x{columns} into {out_len}");
+    }
+    let m = SparseMatrix::from_rows(4, [&[(Fr::ONE, 3)][..], &[]]).expect("matrix");
+    let dm = b.upload_matrix(&m).expect("upload");
+    let short_z = b.upload_scalars(&[Fr::ONE; 3]).unwrap();
+    let mut out = b.upload_scalars(&[Fr::ONE; 2]).unwrap();
+    assert!(matches!(b.spmv(&dm, &short_z, &mut out), Err(BackendError::LengthMismatch { .. })), "z too short");
+    let z = b.upload_scalars(&[Fr::ONE; 4]).unwrap();
+    let mut short_out = b.upload_scalars(&[Fr::ONE; 1]).unwrap();
+    assert!(matches!(b.spmv(&dm, &z, &mut short_out), Err(BackendError::LengthMismatch { .. })), "out too short");
+}
+
+/// `first_unsatisfied` finds the first row where a·b ≠ c, looks no further than `rows`, and
+/// finds none in a satisfied system.
+pub fn first_unsatisfied_finds_the_first_row<B: Backend + ?Sized>(b: &B) {
+    use rand::Rng;
+    let mut rng = test_rng("first_unsatisfied_finds_the_first_row");
+    for n in [1usize, 7, 4096, 70_001] {
+        let a = random_scalars(n, &mut rng);
+        let bv = random_scalars(n, &mut rng);
+        let c: Vec<Fr> = a.iter().zip(&bv).map(|(x, y)| *x * y).collect();
+        let (da, db) = (b.upload_scalars(&a).unwrap(), b.upload_scalars(&bv).unwrap());
+        let dc = b.upload_scalars(&c).unwrap();
+        assert_eq!(b.first_unsatisfied(&da, &db, &dc, n).unwrap(), None, "satisfied, n={n}");
+        let first = rng.gen_range(0..n);
+        let mut broken = c.clone();
+        broken[first] += Fr::ONE;
+        if first + 1 < n {
+            let later = rng.gen_range(first + 1..n);
+            broken[later] += Fr::ONE;
+        }
+        let dc = b.upload_scalars(&broken).unwrap();
+        assert_eq!(b.first_unsatisfied(&da, &db, &dc, n).unwrap(), Some(first), "n={n}");
+        assert_eq!(b.first_unsatisfied(&da, &db, &dc, first).unwrap(), None, "rows below the first failure");
+        assert!(b.first_unsatisfied(&da, &db, &dc, n + 1).is_err(), "rows past the vectors");
     }
 }
 
@@ -397,6 +513,9 @@ macro_rules! conformance_tests {
             msm_g2_matches_arkworks(sizes),
             msm_ranges_and_errors,
             proofs_match_arkworks(sizes),
+            gadget_circuit_matches_arkworks,
+            spmv_matches_the_host,
+            first_unsatisfied_finds_the_first_row,
             device_spans_are_reported,
             timing_contract,
         );

@@ -1,0 +1,158 @@
+//! Proofs from files rather than built-in circuits, one proof a command:
+//!
+//! - `g16 prove --zkey F --wtns F`: a circom circuit, from snarkjs's Groth16 key (which holds
+//!   the circuit's A and B) and circom's witness;
+//! - `g16 prove --compiled F --witness F --key F`: a circuit compiled by `g16 compile` (or any
+//!   compiled-circuit file), its arkworks key, and a witness file (`g16 witness` writes one).
+//!
+//! Each proof is verified before anything is written; then `DIR/proof.json` and
+//! `DIR/public.json` as snarkjs writes them (`snarkjs groth16 verify` reads them), and for an
+//! arkworks key also `DIR/proof.bin`, the proof in arkworks' compressed encoding.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ark_ff::UniformRand;
+use ark_serialize::CanonicalSerialize;
+use g16::backends;
+use g16::settings::Settings;
+use g16_core::backend::{Backend, BackendKind};
+use g16_core::circom::json::{proof_json, public_json};
+use g16_core::circom::wtns::{read_wtns_file, write_wtns};
+use g16_core::circom::{CircomError, Zkey};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+use g16_core::compiled::file::CircuitFile;
+use g16_core::compiled::CompiledCircuit;
+use g16_core::key_store::{key_digest_of, KeyStoreError};
+use g16_core::prover::verify;
+use g16_core::timeline::{Layer, Timeline};
+use g16_core::{CheckedKey, Fr, Proof, ProveError, Prover};
+
+use crate::cli::{io_err, CliError};
+
+/// Proves the witness `wtns` with the key `zkey` on `backend` and writes the proof into `out`.
+pub fn prove_zkey(
+    settings: &Settings,
+    zkey: &Path,
+    wtns: &Path,
+    out: &Path,
+    backend: BackendKind,
+) -> Result<(), CliError> {
+    let started = Instant::now();
+    let zkey = Zkey::read(zkey)?;
+    let z = read_wtns_file(wtns)?;
+    let proof = prove_one(settings, backend, &zkey.key, &zkey.circuit, &z, out, started)?;
+    // The key carries no C matrix, so an unsatisfied witness shows as a proof that does not
+    // verify (and nothing is written), not as a row before the MSMs.
+    write_outputs(out, &proof, &z[1..zkey.circuit.num_instance()], false)
+}
+
+/// Proves the witness `witness` of the compiled circuit `compiled` with the arkworks key `key`
+/// on `backend` and writes the proof into `out`. A circuit compiled beside another key is
+/// refused before any work.
+pub fn prove_compiled(
+    settings: &Settings,
+    compiled: &Path,
+    witness: &Path,
+    key_path: &Path,
+    out: &Path,
+    backend: BackendKind,
+) -> Result<(), CliError> {
+    let started = Instant::now();
+    let file = CircuitFile::read(compiled).map_err(KeyStoreError::from)?;
+    let key = CheckedKey::load(key_path)?;
+    if let Some(bound) = file.key_digest {
+        if bound != key_digest_of(&key)? {
+            return Err(CliError::Usage(format!(
+                "{} was compiled beside another proving key than {}: compile it again beside this key",
+                compiled.display(),
+                key_path.display(),
+            )));
+        }
+    }
+    let z = read_wtns_file(witness)?;
+    let proof = prove_one(settings, backend, &key, &file.circuit, &z, out, started)?;
+    write_outputs(out, &proof, &z[1..file.circuit.num_instance()], true)
+}
+
+/// Checks the witness against the circuit and the circuit against the key, proves on a fresh
+/// backend with fresh (r, s), and verifies. `out` is created first, so that an unwritable one
+/// fails before the work.
+fn prove_one(
+    settings: &Settings,
+    backend: BackendKind,
+    key: &CheckedKey,
+    circuit: &CompiledCircuit,
+    z: &[Fr],
+    out: &Path,
+    started: Instant,
+) -> Result<Proof, CliError> {
+    if z.len() != circuit.num_variables() {
+        return Err(CircomError::WitnessLength { expected: circuit.num_variables(), got: z.len() }.into());
+    }
+    circuit.check_key(&key.shape())?;
+    let read = started.elapsed();
+    std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
+
+    let tl = Timeline::new();
+    let backend = backends::open(backend, settings)?;
+    let prover = Prover::new(&backend);
+    let (prepared_key, prepared_circuit) = {
+        let _g = tl.span(Layer::Prover, "prepare");
+        (prover.prepare(key)?, prover.prepare_circuit(circuit)?)
+    };
+    let proving = Instant::now();
+    let mut os = rand::rngs::OsRng;
+    let (r, s) = (Fr::rand(&mut os), Fr::rand(&mut os));
+    let proof = prover.prove_assignment(&prepared_key, &prepared_circuit, z, r, s, &tl)?;
+    let proved = proving.elapsed();
+    let public = &z[1..circuit.num_instance()];
+    if !verify(&prepared_key, &proof, public)? {
+        return Err(
+            ProveError::Verify("the proof does not verify: the witness does not satisfy the circuit".into()).into()
+        );
+    }
+    println!(
+        "proof verified: {} constraints, {} public inputs, domain 2^{} on {}; read {:.0} ms, proved {:.0} ms",
+        circuit.num_constraints(),
+        public.len(),
+        circuit.domain_size().trailing_zeros(),
+        backend.info().device,
+        read.as_secs_f64() * 1e3,
+        proved.as_secs_f64() * 1e3,
+    );
+    Ok(proof)
+}
+
+fn write_outputs(out: &Path, proof: &Proof, public: &[Fr], arkworks: bool) -> Result<(), CliError> {
+    let mut files =
+        vec![("proof.json", proof_json(proof).into_bytes()), ("public.json", public_json(public).into_bytes())];
+    if arkworks {
+        let mut bytes = Vec::new();
+        proof.serialize_compressed(&mut bytes).map_err(|e| CliError::Usage(format!("serializing the proof: {e}")))?;
+        files.push(("proof.bin", bytes));
+    }
+    for (name, bytes) in &files {
+        let path = out.join(name);
+        std::fs::write(&path, bytes).map_err(io_err(format!("cannot write {}", path.display())))?;
+    }
+    let names: Vec<String> = files.iter().map(|(n, _)| out.join(n).display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
+    Ok(())
+}
+
+/// `g16 witness`: the witness of one instance of a built-in circuit (chosen by `seed`, as
+/// `g16 prove --seed` chooses them), as a `.wtns` file for `g16 prove --compiled`.
+pub fn write_witness(circuit: CircuitKind, size: u32, seed: u64, out: &Path) -> Result<(), CliError> {
+    let started = Instant::now();
+    let instance = BuiltinCircuit::new(circuit, size, seed)?;
+    let z = g16_core::compiled::witness(instance)?;
+    std::fs::write(out, write_wtns(&z)).map_err(io_err(format!("cannot write {}", out.display())))?;
+    println!(
+        "witness of {circuit} 2^{size} (seed {seed}): {} values in {:.0} ms; written to {}",
+        z.len(),
+        started.elapsed().as_secs_f64() * 1e3,
+        out.display()
+    );
+    Ok(())
+}
