@@ -142,10 +142,12 @@ impl TempPostgres {
 
     fn start_server(&self) -> Result<(), TempPostgresError> {
         let data = self.data();
-        // Durability is worth nothing to a cluster that lives for one test.
+        // Surviving the host's crash is worth nothing to a cluster that lives for one test (no
+        // fsync); surviving the server's own (`stop`) is: commits still reach the kernel before
+        // they return (synchronous_commit stays on).
         let options = format!(
             "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off \
-             -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB",
+             -c full_page_writes=off -c shared_buffers=16MB",
             self.port,
             self.dir.display()
         );
