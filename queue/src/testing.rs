@@ -5,10 +5,10 @@
 //! removes the directory. The server refuses to run as root, so as root the directory is given
 //! to the `postgres` user and the server binaries run as that user (`runuser`).
 //!
-//! The binaries are found with `pg_config --bindir`, else under `/usr/lib/postgresql/*/bin`
-//! (Debian's `postgresql` package), else on `PATH`. Where they are missing,
-//! [`TempPostgres::start_or_skip`] fails the test when `G16_REQUIRE_POSTGRES=1` (CI) and
-//! otherwise says the test is skipped.
+//! The binaries are found in `G16_POSTGRES_BINDIR` where set, else with `pg_config --bindir`,
+//! else under `/usr/lib/postgresql/*/bin` (Debian's `postgresql` package), else on `PATH`.
+//! Where they are missing, [`TempPostgres::start_or_skip`] fails the test when
+//! `G16_REQUIRE_POSTGRES=1` (CI) and otherwise says the test is skipped.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The environment variable that turns a missing PostgreSQL from a skip into a failure.
 pub const REQUIRE_POSTGRES: &str = "G16_REQUIRE_POSTGRES";
+/// The environment variable naming the server binaries' directory, where they are not found
+/// by themselves (another layout than Debian's).
+pub const POSTGRES_BINDIR: &str = "G16_POSTGRES_BINDIR";
 
 /// The database every cluster has, and the superuser (trusted: the server listens on loopback
 /// only and lives as long as a test).
@@ -70,7 +73,8 @@ impl TempPostgres {
             return Err(e);
         }
         cluster.url = format!("postgres://{USER}@127.0.0.1:{}/{DATABASE}", cluster.port);
-        cluster.run("createdb", Command::new(cluster.bin.join("createdb")).args(cluster.client_args()).arg(DATABASE))?;
+        cluster
+            .run("createdb", Command::new(cluster.bin.join("createdb")).args(cluster.client_args()).arg(DATABASE))?;
         Ok(cluster)
     }
 
@@ -86,7 +90,9 @@ impl TempPostgres {
                 );
                 None
             }
-            Err(e) => panic!("a PostgreSQL cluster for this test could not be started ({REQUIRE_POSTGRES}=1 requires one): {e}"),
+            Err(e) => panic!(
+                "a PostgreSQL cluster for this test could not be started ({REQUIRE_POSTGRES}=1 requires one): {e}"
+            ),
         }
     }
 
@@ -108,7 +114,10 @@ impl TempPostgres {
     /// Stops the server at once (as a crash would: no checkpoint, clients cut off).
     pub fn stop(&self) -> Result<(), TempPostgresError> {
         let data = self.data();
-        self.run("pg_ctl stop", self.server_command("pg_ctl").arg("-D").arg(&data).args(["-m", "immediate", "-w", "stop"]))
+        self.run(
+            "pg_ctl stop",
+            self.server_command("pg_ctl").arg("-D").arg(&data).args(["-m", "immediate", "-w", "stop"]),
+        )
     }
 
     /// Starts the stopped server again, on the same port.
@@ -133,10 +142,14 @@ impl TempPostgres {
         let data = self.data();
         self.run(
             "initdb",
-            self.server_command("initdb")
-                .arg("-D")
-                .arg(&data)
-                .args(["-U", USER, "--auth=trust", "--encoding=UTF8", "--no-sync", "--locale=C"]),
+            self.server_command("initdb").arg("-D").arg(&data).args([
+                "-U",
+                USER,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-sync",
+                "--locale=C",
+            ]),
         )
     }
 
@@ -221,6 +234,15 @@ impl Drop for TempPostgres {
 /// The directory holding `initdb`, `pg_ctl`, `postgres` and `createdb`.
 fn bindir() -> Result<PathBuf, TempPostgresError> {
     let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
+    if let Some(dir) = std::env::var_os(POSTGRES_BINDIR) {
+        let dir = PathBuf::from(dir);
+        return match has_server(&dir) {
+            true => Ok(dir),
+            false => {
+                Err(TempPostgresError::NotFound(format!("no initdb and pg_ctl in {POSTGRES_BINDIR}={}", dir.display())))
+            }
+        };
+    }
     let mut tried = Vec::new();
     if let Ok(output) = Command::new("pg_config").arg("--bindir").output() {
         let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());

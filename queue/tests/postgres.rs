@@ -111,7 +111,8 @@ async fn witnesses_are_dropped_when_jobs_settle() {
     let Some(cluster) = TempPostgres::start_or_skip() else { return };
     let store = connect(cluster.url()).await;
     let client = sql_client(cluster.url()).await;
-    let witnesses = || async { client.query_one("SELECT count(*) FROM witnesses", &[]).await.expect("count").get::<_, i64>(0) };
+    let witnesses =
+        || async { client.query_one("SELECT count(*) FROM witnesses", &[]).await.expect("count").get::<_, i64>(0) };
     let proved_job = queue_one(&store).await;
     let cancelled = queue_one(&store).await;
     let running = queue_one(&store).await;

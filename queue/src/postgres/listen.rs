@@ -80,9 +80,12 @@ impl Watchers {
         }
     }
 
+    /// On each change, every watcher is woken: one that waits on notifications may have missed
+    /// some, one that polls may stop.
     fn set_listening(&self, listening: bool) {
-        self.listening.store(listening, Ordering::Release);
-        self.wake_all();
+        if self.listening.swap(listening, Ordering::AcqRel) != listening {
+            self.wake_all();
+        }
     }
 }
 

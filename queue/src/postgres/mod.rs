@@ -110,10 +110,8 @@ impl JobStore for PgStore {
     async fn put_circuit(&self, circuit: CircuitRecord) -> StoreResult<()> {
         let client = self.client().await?;
         let digest = circuit.digest.as_slice();
-        let inserted = client
-            .execute(sql::PUT_CIRCUIT, &[&circuit.name, &digest, &circuit.package])
-            .await
-            .map_err(db_error)?;
+        let inserted =
+            client.execute(sql::PUT_CIRCUIT, &[&circuit.name, &digest, &circuit.package]).await.map_err(db_error)?;
         if inserted == 1 {
             return Ok(());
         }
@@ -145,7 +143,9 @@ impl JobStore for PgStore {
             .await;
         match result {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => Err(StoreError::UnknownCircuit(job.circuit)),
+            Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                Err(StoreError::UnknownCircuit(job.circuit))
+            }
             Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => Err(StoreError::DuplicateJob(job.id)),
             Err(e) => Err(db_error(e)),
         }
@@ -162,10 +162,8 @@ impl JobStore for PgStore {
         // Settle what is past saving first, so that the pick below sees only takeable jobs.
         tx.execute(sql::EXPIRE_DEADLINES, &[]).await.map_err(db_error)?;
         tx.execute(sql::FAIL_ABANDONED, &[&max_attempts, &ATTEMPTS_EXHAUSTED]).await.map_err(db_error)?;
-        let rows = tx
-            .query(sql::TAKE, &[&worker, &prefer, &seconds(lease), &limit, &max_attempts])
-            .await
-            .map_err(db_error)?;
+        let rows =
+            tx.query(sql::TAKE, &[&worker, &prefer, &seconds(lease), &limit, &max_attempts]).await.map_err(db_error)?;
         tx.commit().await.map_err(db_error)?;
         sql::leases(&rows, prefer)
     }

@@ -7,8 +7,7 @@ use tokio_postgres::types::FromSql;
 use tokio_postgres::Row;
 
 use crate::{
-    CircuitRecord, CircuitSummary, Depth, JobId, JobRecord, JobState, Lease, Outcome, Priority, StoreError,
-    StoreResult,
+    CircuitRecord, CircuitSummary, Depth, JobId, JobRecord, JobState, Lease, Outcome, Priority, StoreError, StoreResult,
 };
 
 pub const PUT_CIRCUIT: &str =
@@ -108,12 +107,17 @@ pub const JOB: &str = "
         proof, public_inputs, timeline, error_code, error_message
     FROM jobs WHERE id = $1";
 
+/// Counted on the partial indexes of take(), so settled history (most rows) is never read.
 pub const DEPTH: &str = "
-    SELECT state, priority, count(*) AS jobs FROM jobs
-    WHERE state IN ('queued', 'running') GROUP BY state, priority";
+    SELECT 'queued' AS state, priority, count(*) AS jobs FROM jobs WHERE state = 'queued' GROUP BY priority
+    UNION ALL
+    SELECT 'running', 0::smallint, count(*) FROM jobs WHERE state = 'running'";
 
 /// A column's value; a value of another type than expected is `Corrupt`, not a panic.
-pub fn get<'a, T: FromSql<'a>>(row: &'a Row, column: impl tokio_postgres::row::RowIndex + std::fmt::Display) -> StoreResult<T> {
+pub fn get<'a, T: FromSql<'a>>(
+    row: &'a Row,
+    column: impl tokio_postgres::row::RowIndex + std::fmt::Display,
+) -> StoreResult<T> {
     let name = column.to_string();
     row.try_get(column).map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
 }
@@ -170,7 +174,7 @@ pub fn leases(rows: &[Row], prefer: &[String]) -> StoreResult<Vec<Lease>> {
         let key = (Reverse(lease.priority), !prefer.contains(&lease.circuit), submitted, seq);
         leases.push((key, lease));
     }
-    leases.sort_by(|a, b| a.0.cmp(&b.0));
+    leases.sort_by_key(|(key, _)| *key);
     Ok(leases.into_iter().map(|(_, lease)| lease).collect())
 }
 
