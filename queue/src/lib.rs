@@ -2,7 +2,7 @@
 //!
 //! One contract, [`JobStore`], two stores:
 //! - [`MemoryStore`]: one server's queue, in its memory (lost with the process);
-//! - `PgStore`: a fleet's queue in PostgreSQL, shared by any number of servers on any number of
+//! - [`PgStore`]: a fleet's queue in PostgreSQL, shared by any number of servers on any number of
 //!   hosts. Work is taken with `FOR UPDATE SKIP LOCKED` under a lease that the taking worker's
 //!   heartbeat renews; a lease that expires (its worker died) is taken again by another worker.
 //!
@@ -15,6 +15,9 @@
 //!   worker holds resident; a queued job whose deadline passed is settled `Expired`, never taken.
 //! - A cancelled job is never taken; a running one is settled `Cancelled` and its worker's
 //!   [`JobStore::renew`] no longer lists it, so the worker drops it.
+//! - A job whose lease expired is taken again (its attempt counted); one whose lease expires
+//!   after [`MAX_ATTEMPTS`] takes is settled `Failed` with code `attempts` instead, so a witness
+//!   that kills its worker takes down at most that many workers, not the whole fleet in turn.
 //! - Nothing here knows what a witness or a proof is: they are bytes.
 
 use std::time::{Duration, SystemTime};
@@ -22,6 +25,21 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 
 pub use uuid::Uuid;
+
+mod memory;
+mod postgres;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use memory::MemoryStore;
+pub use postgres::PgStore;
+
+/// How many times a job is taken before an expired lease settles it `Failed` (code
+/// [`ATTEMPTS_EXHAUSTED`]).
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// The failure code of a job abandoned [`MAX_ATTEMPTS`] times.
+pub const ATTEMPTS_EXHAUSTED: &str = "attempts";
 
 /// A job's identity, chosen by the server that accepts it.
 pub type JobId = Uuid;

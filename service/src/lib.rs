@@ -122,6 +122,15 @@ impl<B: Backend + 'static> Bound<B> {
             tokio::spawn(async move {
                 while !stopping() {
                     state.sample_busy();
+                    // Witnesses of jobs settled without a worker (cancelled while queued,
+                    // expired) go back to the budget here.
+                    for job in state.budget.held_jobs() {
+                        if let Ok(Some(record)) = state.store.job(job).await {
+                            if record.state.is_final() {
+                                state.budget.release(job);
+                            }
+                        }
+                    }
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             })
