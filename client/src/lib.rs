@@ -22,6 +22,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 
+/// The gRPC library the API is built on, for its `Code` and `Status`.
+pub use tonic;
+
 pub mod proto {
     tonic::include_proto!("g16.v1");
 }

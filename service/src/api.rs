@@ -173,6 +173,7 @@ impl<B: Backend + 'static> Api<B> {
         } else {
             // The witness stays in this server's memory until the job settles.
             state.budget.hold(id, reservation);
+            state.unread.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id);
         }
         state.metrics.accepted();
         state.wake.notify_one();
@@ -333,6 +334,7 @@ impl<B: Backend + 'static> Prover for Api<B> {
         let job = request.into_inner().job_id;
         let first = self.record(&job).await?;
         let (store, verify) = (Arc::clone(&self.state.store), self.state.config.verify);
+        let state = Arc::clone(&self.state);
         let (tx, rx) = tokio::sync::mpsc::channel(8);
         tokio::spawn(async move {
             let mut record = first;
@@ -347,6 +349,7 @@ impl<B: Backend + 'static> Prover for Api<B> {
                         result: None,
                     };
                     if record.state.is_final() {
+                        state.read(record.id);
                         let sent = match result_of(&record, verify) {
                             Ok(result) => {
                                 event.result = Some(result);
@@ -389,6 +392,7 @@ impl<B: Backend + 'static> Prover for Api<B> {
                 Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
             }
         }
+        self.state.read(record.id);
         result_of(&record, self.state.config.verify).map(Response::new)
     }
 
@@ -407,6 +411,7 @@ impl<B: Backend + 'static> Prover for Api<B> {
         }
         if state == JobState::Cancelled {
             self.state.budget.release(id);
+            self.state.read(id);
         }
         Ok(Response::new(JobEvent { job_id: job, state: state_of(state).into(), ..Default::default() }))
     }

@@ -158,7 +158,8 @@ impl<B: Backend + 'static> Bound<B> {
                 if drain_state.fleet && mine == 0 {
                     break;
                 }
-                if !drain_state.fleet && mine == 0 && queued == 0 {
+                // Alone, results leave with the server: wait until clients have read them.
+                if !drain_state.fleet && mine == 0 && queued == 0 && drain_state.unread_count() == 0 {
                     break;
                 }
                 if drain_state.fleet {
@@ -185,7 +186,10 @@ impl<B: Backend + 'static> Bound<B> {
                 let _ = drained_rx.await;
             })
             .await?;
-        let _ = (taker.await, heartbeat.await, sampler.await);
+        // Nothing is in flight any more: the heartbeat and the sampler may stop mid-sleep.
+        heartbeat.abort();
+        sampler.abort();
+        let _ = taker.await;
         Ok(())
     }
 }

@@ -36,6 +36,9 @@ pub(crate) struct State<B: Backend + 'static> {
     pub running: Mutex<HashMap<JobId, JobCanceller>>,
     /// A job was queued here, or one finished: the taker looks again.
     pub wake: Notify,
+    /// Alone: jobs accepted here whose results no client has read yet. A draining server
+    /// waits for them (within its grace period), since its results leave with it.
+    pub unread: Mutex<std::collections::HashSet<JobId>>,
     /// Samples of each device's busy time, for the busy fraction over the last minute.
     busy: Mutex<VecDeque<(Instant, Vec<Duration>)>>,
 }
@@ -54,12 +57,22 @@ impl<B: Backend + 'static> State<B> {
             accepting: AtomicBool::new(true),
             running: Mutex::default(),
             wake: Notify::new(),
+            unread: Mutex::default(),
             busy: Mutex::default(),
         }
     }
 
     pub fn running(&self) -> MutexGuard<'_, HashMap<JobId, JobCanceller>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A client has read `job`'s result (or its error).
+    pub fn read(&self, job: JobId) {
+        self.unread.lock().unwrap_or_else(PoisonError::into_inner).remove(&job);
+    }
+
+    pub fn unread_count(&self) -> usize {
+        self.unread.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
     pub fn is_accepting(&self) -> bool {
