@@ -406,7 +406,7 @@ impl<B: Backend + 'static> Prover for Api<B> {
             .await
             .map_err(store_status)?
             .ok_or_else(|| Status::not_found(format!("unknown job {job}")))?;
-        if let Some(canceller) = self.state.running().get(&id) {
+        if let Some(Some(canceller)) = self.state.running().get(&id) {
             canceller.cancel("cancelled by a client");
         }
         if state == JobState::Cancelled {

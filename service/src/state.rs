@@ -32,8 +32,9 @@ pub(crate) struct State<B: Backend + 'static> {
     pub metrics: Metrics,
     /// Cleared on shutdown: new jobs are refused.
     pub accepting: AtomicBool,
-    /// Jobs in this server's engine, by id.
-    pub running: Mutex<HashMap<JobId, JobCanceller>>,
+    /// Jobs this server holds, from the moment it takes them; with their canceller once they
+    /// are in the engine.
+    pub running: Mutex<HashMap<JobId, Option<JobCanceller>>>,
     /// A job was queued here, or one finished: the taker looks again.
     pub wake: Notify,
     /// Alone: jobs accepted here whose results no client has read yet. A draining server
@@ -62,7 +63,7 @@ impl<B: Backend + 'static> State<B> {
         }
     }
 
-    pub fn running(&self) -> MutexGuard<'_, HashMap<JobId, JobCanceller>> {
+    pub fn running(&self) -> MutexGuard<'_, HashMap<JobId, Option<JobCanceller>>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

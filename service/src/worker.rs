@@ -65,6 +65,9 @@ pub(crate) async fn take_jobs<B: Backend + 'static>(state: Arc<State<B>>, stop: 
             continue;
         }
         for lease in leases {
+            // Held from now: counted against the engine's room, and renewed by the heartbeat
+            // while its circuit loads.
+            state.running().insert(lease.job, None);
             let state = Arc::clone(&state);
             tokio::spawn(async move { run_job(state, lease).await });
         }
@@ -85,7 +88,7 @@ pub(crate) async fn heartbeat<B: Backend + 'static>(state: Arc<State<B>>, stop: 
         };
         let running = state.running();
         for job in held.iter().filter(|j| !still.contains(j)) {
-            if let Some(canceller) = running.get(job) {
+            if let Some(Some(canceller)) = running.get(job) {
                 canceller.cancel("cancelled, or its lease was taken by another server");
             }
         }
@@ -145,7 +148,7 @@ async fn prove<B: Backend + 'static>(state: &Arc<State<B>>, lease: Lease, loaded
         Ok(handle) => handle,
         Err(e) => return Outcome::Failed { code: reason::DEVICE.into(), message: e.to_string() },
     };
-    state.running().insert(lease.job, handle.canceller());
+    state.running().insert(lease.job, Some(handle.canceller()));
     let result = tokio::task::spawn_blocking(move || handle.wait()).await;
     let events = tl.events();
     let report = Report::from_events(&events);
