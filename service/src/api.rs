@@ -455,6 +455,7 @@ impl<B: Backend + 'static> Prover for Api<B> {
                     name: d.label,
                     backend: d.backend,
                     busy: busy.get(i).copied().unwrap_or(0.0),
+                    busy_seconds: d.busy.as_secs_f64(),
                     memory_bytes: d.memory_bytes.unwrap_or(0),
                     resident_bytes: keys.iter().map(|(_, b)| b).sum(),
                     resident_circuits: keys.into_iter().map(|(name, _)| name).collect(),

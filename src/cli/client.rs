@@ -62,6 +62,21 @@ pub enum ClientCommand {
     },
     /// Queue depth, devices, keys resident.
     Status,
+    /// Load: JOBS proofs of one witness from CLIENTS concurrent connections, each proof
+    /// verified by the server; proofs per minute, latency, and the devices' busy share, as a
+    /// JSON line (appended to --json where given).
+    Load {
+        #[arg(long)]
+        circuit: String,
+        #[arg(long)]
+        witness: PathBuf,
+        #[arg(long, default_value_t = 64)]
+        jobs: usize,
+        #[arg(long, default_value_t = 8)]
+        clients: usize,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 fn parse_priority(s: &str) -> Result<Priority, String> {
@@ -129,6 +144,19 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
                 let state = g16_client::proto::JobState::try_from(event.state).map_or("?", |s| s.as_str_name());
                 println!("job {job}: {state}");
             }
+            ClientCommand::Load { circuit, witness, jobs, clients, json } => {
+                let line = load(&client, &circuit, &read(&witness)?, jobs, clients.max(1)).await?;
+                println!("{line}");
+                if let Some(path) = json {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&path)
+                        .map_err(io_err(format!("cannot open {}", path.display())))?;
+                    writeln!(f, "{line}").map_err(io_err(format!("cannot write {}", path.display())))?;
+                }
+            }
             ClientCommand::Status => {
                 let s = client.status().await?;
                 println!(
@@ -178,4 +206,63 @@ async fn write_result(client: &mut Client, job: &str, out: &Path) -> Result<(), 
         out.display()
     );
     Ok(())
+}
+
+/// Runs the load and describes it as one JSON line. Latency is from the first byte of the
+/// upload to the proof in hand.
+async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clients: usize) -> Result<String, CliError> {
+    let before = client.clone().status().await?;
+    let started = std::time::Instant::now();
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let witness = std::sync::Arc::new(witness.to_vec());
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (mut client, next, witness, circuit) = (client.clone(), next.clone(), witness.clone(), circuit.to_string());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < jobs {
+                let t = std::time::Instant::now();
+                let job = client.prove(&circuit, WitnessFormat::Wtns, &witness, ProveOptions::default()).await?;
+                let result = client.await_job(&job).await?;
+                if !result.verified {
+                    return Err(CliError::Usage(format!("job {job}: the server did not verify the proof")));
+                }
+                latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok::<_, CliError>(latencies)
+        }));
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.map_err(|e| CliError::Usage(e.to_string()))??);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let after = client.clone().status().await?;
+    latencies.sort_by(f64::total_cmp);
+    let at = |q: f64| latencies.get(((latencies.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+    let device = after.devices.first();
+    let line = serde_json::json!({
+        "op": "serve-prove",
+        "circuit": circuit,
+        "backend": device.map(|d| d.backend.clone()),
+        "device": device.map(|d| d.name.clone()),
+        "jobs": latencies.len(),
+        "clients": clients,
+        "witness_bytes": witness.len(),
+        "wall_ms": wall * 1e3,
+        "proofs_per_min": latencies.len() as f64 / wall * 60.0,
+        "latency_ms": { "min": at(0.0), "median": at(0.5), "p95": at(0.95), "max": at(1.0) },
+        // The share of the load's wall time each device's compute lock was held.
+        "device_busy": after
+            .devices
+            .iter()
+            .zip(&before.devices)
+            .map(|(a, b)| (a.busy_seconds - b.busy_seconds) / wall)
+            .collect::<Vec<_>>(),
+        "queued_before": before.queued.iter().sum::<u64>(),
+        "includes": "upload of a .wtns over loopback gRPC, queue, proof on the server's devices, verification, the result back",
+        "commit": crate::cli::stamp::COMMIT,
+        "date": crate::cli::stamp::today_utc(),
+    });
+    Ok(line.to_string())
 }
