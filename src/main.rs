@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use g16::settings::Settings;
 use g16_core::circuits::CircuitKind;
 
-use cli::{bench, compile, devices, inspect, parse_circuit, prove, prove_files, report, setup, CliError};
+use cli::{bench, client, compile, devices, inspect, parse_circuit, prove, prove_files, report, serve, setup, CliError};
 
 // Synthesis builds and frees millions of small heap objects per partition (arkworks' linear
 // combinations), on many threads at once. With glibc's malloc, 30 synthesis workers on a
@@ -81,6 +81,11 @@ enum Command {
     /// What a file holds (a snarkjs zkey, a circom wtns or r1cs, a compiled circuit, an
     /// arkworks proving key): curve, sizes, SHA-256, and whether a key's points check.
     Inspect { file: PathBuf },
+    /// The proving service: circuits resident on this host's devices, witnesses in and
+    /// verified proofs out over gRPC; alone, or one of a fleet on PostgreSQL (--queue).
+    Serve(Box<serve::ServeArgs>),
+    /// Talk to a `g16 serve`: register circuits, prove witnesses, await proofs.
+    Client(client::ClientArgs),
     /// Work with saved timelines.
     Timeline {
         #[command(subcommand)]
@@ -114,6 +119,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Prove(args) => prove::run(&settings, *args),
         Command::Bench(args) => bench::run(&settings, args),
         Command::Inspect { file } => inspect::run(&file),
+        Command::Serve(args) => serve::run(&settings, *args),
+        Command::Client(args) => client::run(args),
         Command::Timeline { command: TimelineCommand::Report { file, gap_warn } } => report::run(&file, gap_warn),
     }
 }

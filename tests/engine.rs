@@ -614,7 +614,8 @@ fn split_degrades_to_single_when_two_partitions_do_not_fit() {
     let pk = key(&mut rng);
     let tl = Timeline::new();
     let probe = EngineDevice::prepare("probe", CpuBackend::new(), &pk, &tl).unwrap();
-    let (bases, partition) = (resident_bytes(probe.key()), partition_bytes(&probe.key().shape()));
+    let key = probe.key().expect("a pinned key");
+    let (bases, partition) = (resident_bytes(key), partition_bytes(&key.shape()));
     for (memory, expected) in
         [(bases + partition * 3 / 2, LockDesign::Single), (bases + 2 * partition, LockDesign::Split)]
     {

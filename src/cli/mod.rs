@@ -2,6 +2,7 @@
 //! reports plainly, and the parsers of common arguments.
 
 pub mod bench;
+pub mod client;
 pub mod compile;
 pub mod devices;
 pub mod inspect;
@@ -9,6 +10,7 @@ pub mod progress;
 pub mod prove;
 pub mod prove_files;
 pub mod report;
+pub mod serve;
 pub mod setup;
 pub mod stamp;
 
@@ -38,6 +40,8 @@ pub enum CliError {
     Circom(#[from] g16_core::circom::CircomError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+    #[error(transparent)]
+    Service(#[from] g16_service::ServiceError),
     #[error("{0}")]
     Usage(String),
 }

@@ -9,40 +9,41 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::Sender;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::job::Instance;
 use super::job::Ticket;
 use super::{EngineError, LockDesign, Shared, Stage};
 use crate::backend::{Backend, Element};
 use crate::compiled::CompiledCircuit;
-use crate::prover::{CheckedKey, KeyShape, MsmSums, PreparedCircuit, PreparedKey, ProveError, Prover};
+use super::resident::{CircuitKey, ResidentKey, ResidentSet};
+use crate::prover::{CheckedKey, KeyShape, MsmSums, PreparedKey, ProveError, Prover};
 use crate::timeline::report::names;
 use crate::timeline::{Layer, Timeline};
 use crate::Fr;
 
-/// One device of the engine: an opened backend and the proving key prepared on it (its
-/// bases uploaded once and resident).
+/// One device of the engine: an opened backend, the key it was started with (its bases
+/// uploaded once and resident), and the keys jobs brought since ([`CircuitKey`]), resident
+/// within a budget.
 pub struct EngineDevice<B: Backend> {
     label: String,
     backend: B,
-    key: PreparedKey,
-    /// The compiled circuit, where partitions come as assignments.
-    circuit: Option<PreparedCircuit>,
+    /// The key of jobs that bring none.
+    pinned: Option<Arc<ResidentKey>>,
+    resident: ResidentSet,
 }
 
 impl<B: Backend> EngineDevice<B> {
+    /// A device with no key of its own: every job brings one. `resident_budget` bounds the
+    /// device memory the keys take (`None`: no bound).
+    pub fn open(label: impl Into<String>, backend: B, resident_budget: Option<u64>) -> Self {
+        EngineDevice { label: label.into(), backend, pinned: None, resident: ResidentSet::new(resident_budget) }
+    }
+
     /// Uploads the key's bases to `backend`. `label` names the device in timelines and
     /// reports (`cuda:0`); it must be unique within an engine.
     pub fn prepare(label: impl Into<String>, backend: B, pk: &CheckedKey, tl: &Timeline) -> Result<Self, EngineError> {
-        let label = label.into();
-        let key = {
-            let _g = tl.span_detail(Layer::Engine, "prepare_key", format!("device={label}"));
-            let result = Prover::new(&backend).prepare(pk);
-            tl.record_device_spans(&backend.drain_device_spans());
-            result.map_err(|source| EngineError::Device { device: label.clone(), source })?
-        };
-        Ok(EngineDevice { label, backend, key, circuit: None })
+        Self::pin(label.into(), backend, pk, None, tl)
     }
 
     /// [`EngineDevice::prepare`], and the compiled circuit's matrices too, for partitions that
@@ -57,15 +58,29 @@ impl<B: Backend> EngineDevice<B> {
     ) -> Result<Self, EngineError> {
         let label = label.into();
         circuit.check_key(&pk.shape()).map_err(|source| EngineError::Device { device: label.clone(), source })?;
-        let mut device = Self::prepare(label, backend, pk, tl)?;
-        let prepared = {
-            let _g = tl.span_detail(Layer::Engine, "prepare_circuit", format!("device={}", device.label));
-            let result = Prover::new(&device.backend).prepare_circuit(circuit);
-            tl.record_device_spans(&device.backend.drain_device_spans());
-            result.map_err(|source| EngineError::Device { device: device.label.clone(), source })?
+        Self::pin(label, backend, pk, Some(circuit), tl)
+    }
+
+    fn pin(
+        label: String,
+        backend: B,
+        pk: &CheckedKey,
+        circuit: Option<&CompiledCircuit>,
+        tl: &Timeline,
+    ) -> Result<Self, EngineError> {
+        let key = {
+            let _g = tl.span_detail(Layer::Engine, names::PREPARE_KEY, format!("device={label}"));
+            let result = ResidentKey::prepare(&backend, "", pk, circuit);
+            tl.record_device_spans(&backend.drain_device_spans());
+            result.map_err(|source| EngineError::Device { device: label.clone(), source })?
         };
-        device.circuit = Some(prepared);
-        Ok(device)
+        Ok(EngineDevice { label, backend, pinned: Some(Arc::new(key)), resident: ResidentSet::new(None) })
+    }
+
+    /// Bounds the device memory the keys jobs bring take; the least recently used go first.
+    pub fn with_resident_budget(mut self, bytes: Option<u64>) -> Self {
+        self.resident = ResidentSet::new(bytes);
+        self
     }
 
     pub fn label(&self) -> &str {
@@ -76,8 +91,34 @@ impl<B: Backend> EngineDevice<B> {
         &self.backend
     }
 
-    pub fn key(&self) -> &PreparedKey {
-        &self.key
+    /// The key the device was started with, if any.
+    pub fn key(&self) -> Option<&PreparedKey> {
+        self.pinned.as_ref().map(|k| &k.key)
+    }
+
+    /// Prepares `circuit` on the device now (if it is not resident), so a first job does not
+    /// wait for its upload.
+    pub fn preload(&self, circuit: &CircuitKey) -> Result<(), ProveError> {
+        self.resident.get_or_prepare(&self.backend, circuit).map(drop)
+    }
+
+    /// Forgets the named key; its memory is freed once no partition uses it.
+    pub fn evict(&self, name: &str) -> bool {
+        self.resident.evict(name)
+    }
+
+    /// The named keys resident, with their bytes, most recently used first.
+    pub fn resident(&self) -> Vec<(String, u64)> {
+        self.resident.list()
+    }
+
+    /// The key a job's partitions are proven with here: the job's own, prepared on first use,
+    /// or the device's pinned one.
+    pub(crate) fn key_for(&self, circuit: Option<&CircuitKey>) -> Result<Arc<ResidentKey>, ProveError> {
+        match circuit {
+            Some(circuit) => self.resident.get_or_prepare(&self.backend, circuit),
+            None => self.pinned.clone().ok_or(ProveError::NoKey),
+        }
     }
 
     pub fn into_backend(self) -> B {
@@ -191,14 +232,19 @@ pub(crate) struct Proven {
     /// The host copy: its public inputs are verified against, and freeing it (hundreds of
     /// MB at 2^22) is the finalizer's work, not the device worker's.
     pub instance: Instance,
-    /// The device whose key assembles it (every device's key holds the same host points).
-    pub device: usize,
+    /// The key it was proven with, which assembles it.
+    pub key: Arc<ResidentKey>,
 }
 
 /// A device worker: takes synthesized partitions from the channel until it is closed and
 /// empty. A failure or panic fails the partition (and so its job), never the worker.
 pub(crate) fn device_worker<B: Backend>(shared: &Shared<B>, device: usize, worker: usize, finalizer: Sender<Proven>) {
-    while let Some(Ready { mut ticket, instance }) = shared.channel.pop() {
+    let dev = &shared.devices[device].device;
+    loop {
+        // The keys resident now: a partition of one of them needs no upload here.
+        let held: Vec<String> = dev.resident().into_iter().map(|(name, _)| name).collect();
+        let resident = |ready: &Ready| ready.ticket.job.circuit.as_ref().is_some_and(|c| held.iter().any(|h| h == c.name()));
+        let Some(Ready { mut ticket, instance }) = shared.channel.pop_preferring(resident) else { break };
         ticket.end_wait();
         if let Some(why) = shared.reason_to_stop(&ticket) {
             ticket.cancel(why);
@@ -208,8 +254,8 @@ pub(crate) fn device_worker<B: Backend>(shared: &Shared<B>, device: usize, worke
         let outcome = catch_unwind(AssertUnwindSafe(|| ctx.device_section(&ticket, &instance)));
         let (job, partition) = (ticket.job.id, ticket.partition);
         match outcome {
-            Ok(Ok(sums)) => {
-                let item = Proven { ticket, sums, instance, device };
+            Ok(Ok((sums, key))) => {
+                let item = Proven { ticket, sums, instance, key };
                 // The finalizer outlives the device workers; if it is gone, the ticket
                 // (dropped with the item) settles the partition as cancelled.
                 let _ = finalizer.send(item);
@@ -234,20 +280,36 @@ struct WorkerCtx<'a, B: Backend> {
 }
 
 impl<B: Backend> WorkerCtx<'_, B> {
-    fn device_section(&self, ticket: &Ticket, instance: &Instance) -> Result<MsmSums, ProveError> {
+    /// The partition's device work: its key (prepared here on first use), staging, compute,
+    /// readback. Returns the key with the sums, for the finalizer.
+    fn device_section(&self, ticket: &Ticket, instance: &Instance) -> Result<(MsmSums, Arc<ResidentKey>), ProveError> {
         let slot = &self.shared.devices[self.device];
         let (dev, locks, tl) = (&slot.device, &slot.locks, &ticket.tl);
         let prover = Prover::new(&dev.backend);
-        let key = &dev.key;
-        let stage = || match instance {
-            Instance::Synthesized(syn) => prover.stage(key, syn, tl),
-            Instance::Assignment(z) => match &dev.circuit {
-                Some(circuit) => prover.stage_assignment(key, circuit, z, tl),
-                None => Err(ProveError::NoCompiledCircuit),
-            },
+        let resident = std::cell::OnceCell::new();
+        // Under the staging (or device) lock: preparing a key is an upload like staging.
+        let stage = || {
+            let key: &Arc<ResidentKey> = match resident.get() {
+                Some(key) => key,
+                None => {
+                    let key = {
+                        let _p = tl.span(Layer::Engine, names::PREPARE_KEY);
+                        dev.key_for(ticket.job.circuit.as_deref())?
+                    };
+                    resident.get_or_init(|| key)
+                }
+            };
+            match instance {
+                Instance::Synthesized(syn) => prover.stage(&key.key, syn, tl),
+                Instance::Assignment(z) => match &key.circuit {
+                    Some(circuit) => prover.stage_assignment(&key.key, circuit, z, tl),
+                    None => Err(ProveError::NoCompiledCircuit),
+                },
+            }
         };
+        let key = || resident.get().map(|k| &k.key).ok_or_else(|| ProveError::Internal("no key after staging".into()));
         let gpu_detail = format!("device={} worker={} lock={}", dev.label, self.worker, locks.design);
-        match locks.design {
+        let sums = match locks.design {
             LockDesign::Single => {
                 let _lock = {
                     let _w = tl.span_under(Layer::Engine, names::LOCK_WAIT, Some(ticket.span), "lock=device");
@@ -256,10 +318,11 @@ impl<B: Backend> WorkerCtx<'_, B> {
                 };
                 let _gpu = tl.span_under(Layer::Engine, names::GPU, Some(ticket.span), gpu_detail);
                 let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=device");
+                let _busy = Busy::new(&slot.busy_ns);
                 let mut staged = drained(tl, &dev.backend, stage())?;
-                let sums = drained(tl, &dev.backend, prover.compute(key, &mut staged, ticket.r, tl))?;
+                let sums = drained(tl, &dev.backend, prover.compute(key()?, &mut staged, ticket.r, tl))?;
                 prover.release(staged, tl);
-                drained(tl, &dev.backend, Ok(sums))
+                drained(tl, &dev.backend, Ok::<_, ProveError>(sums))?
             }
             LockDesign::Split => {
                 let (_permit, stage_lock) = {
@@ -277,14 +340,37 @@ impl<B: Backend> WorkerCtx<'_, B> {
                 let sums = {
                     let _compute_lock = wait_for(tl, "compute", &locks.device);
                     let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=compute");
-                    drained(tl, &dev.backend, prover.compute(key, &mut staged, ticket.r, tl))?
+                    let _busy = Busy::new(&slot.busy_ns);
+                    drained(tl, &dev.backend, prover.compute(key()?, &mut staged, ticket.r, tl))?
                 };
                 let _stage_lock = wait_for(tl, "stage", &locks.stage);
                 let _held = tl.span_detail(Layer::Engine, names::LOCK_HELD, "lock=stage");
                 prover.release(staged, tl);
-                drained(tl, &dev.backend, Ok(sums))
+                drained(tl, &dev.backend, Ok::<_, ProveError>(sums))?
             }
-        }
+        };
+        let key = resident.get().cloned().ok_or_else(|| ProveError::Internal("no key after staging".into()))?;
+        Ok((sums, key))
+    }
+}
+
+/// Adds the time from its making to its drop to a device's busy time: the time the device
+/// (compute) lock is held, which never overlaps itself on one device.
+struct Busy<'a> {
+    total_ns: &'a std::sync::atomic::AtomicU64,
+    since: std::time::Instant,
+}
+
+impl<'a> Busy<'a> {
+    fn new(total_ns: &'a std::sync::atomic::AtomicU64) -> Self {
+        Busy { total_ns, since: std::time::Instant::now() }
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        let ns = u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.total_ns.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -13,13 +13,13 @@ use crate::timeline::Layer;
 
 /// Runs until every device worker has dropped its sender.
 pub(crate) fn finalizer<B: Backend>(shared: &Shared<B>, proven: Receiver<Proven>) {
-    for Proven { ticket, sums, instance, device } in proven {
+    for Proven { ticket, sums, instance, key } in proven {
         if ticket.job_failed() {
             ticket.cancel("another partition of the job failed");
             continue;
         }
         let (job, partition) = (ticket.job.id, ticket.partition);
-        let key = shared.devices[device].device.key();
+        let key = &key.key;
         let public_inputs = instance.public_inputs(key.shape().num_instance);
         let check = shared.config.verify;
         let tl = &ticket.tl;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
+use super::resident::CircuitKey;
 use super::EngineError;
 use crate::compiled::witness;
 use crate::prover::{synthesize, ProveError, Synthesized};
@@ -65,6 +66,12 @@ impl Partition {
         Partition { make: Box::new(move || witness(circuit).map(Instance::Assignment)), r, s }
     }
 
+    /// A partition whose assignment `make` computes on a synthesis worker (a witness file
+    /// parsed, say); see [`Partition::assignment`].
+    pub fn assignment_from(r: Fr, s: Fr, make: impl FnOnce() -> Result<Vec<Fr>, ProveError> + Send + 'static) -> Self {
+        Partition { make: Box::new(move || make().map(Instance::Assignment)), r, s }
+    }
+
     /// A partition given as its assignment z = [1, public inputs…, witness…] of the engine's
     /// compiled circuit (a circom witness, say).
     pub fn assignment(z: Vec<Fr>, r: Fr, s: Fr) -> Self {
@@ -95,6 +102,8 @@ pub struct JobOutput {
 pub(crate) struct JobState {
     pub id: u64,
     pub partitions: u32,
+    /// The circuit the job's partitions are proven with (`None`: each device's pinned key).
+    pub circuit: Option<Arc<CircuitKey>>,
     /// Set by the first failure: later stages skip the job's remaining partitions.
     failed: AtomicBool,
     inner: Mutex<JobInner>,
@@ -112,10 +121,11 @@ struct JobInner {
 }
 
 impl JobState {
-    pub fn new(id: u64, partitions: u32, tl: Timeline, span: SpanId) -> Self {
+    pub fn new(id: u64, partitions: u32, circuit: Option<Arc<CircuitKey>>, tl: Timeline, span: SpanId) -> Self {
         JobState {
             id,
             partitions,
+            circuit,
             failed: AtomicBool::new(false),
             inner: Mutex::new(JobInner { proofs: vec![None; partitions as usize], unsettled: partitions, error: None }),
             done: Condvar::new(),
@@ -147,6 +157,14 @@ impl JobState {
             self.tl.end(self.span);
             self.done.notify_all();
         }
+    }
+
+    /// Fails the job as cancelled: partitions not yet on a device are settled at their next
+    /// stage; device work under way finishes first (kernels are not interrupted).
+    fn cancel(&self, reason: &str) {
+        self.failed.store(true, Ordering::Release);
+        let error = EngineError::Cancelled { job: self.id, partition: 0, reason: reason.to_string() };
+        self.inner().error.get_or_insert(error);
     }
 
     fn settled(&self) -> u32 {
@@ -200,6 +218,17 @@ impl JobHandle {
         self.settled() == self.partitions()
     }
 
+    /// Cancels the job: [`JobHandle::wait`] returns [`EngineError::Cancelled`] once the
+    /// partitions on a device have finished their work.
+    pub fn cancel(&self, reason: &str) {
+        self.state.cancel(reason)
+    }
+
+    /// Something that cancels the job from elsewhere while [`JobHandle::wait`] holds the handle.
+    pub fn canceller(&self) -> JobCanceller {
+        JobCanceller { state: Arc::clone(&self.state) }
+    }
+
     /// Waits until every partition is settled; then the proofs, or the job's first error.
     /// A failed job's other partitions are cancelled, so this returns soon after a failure.
     pub fn wait(self) -> Result<JobOutput, EngineError> {
@@ -215,6 +244,18 @@ impl JobHandle {
             Some(result) => Ok(result),
             None => Err(self),
         }
+    }
+}
+
+/// Cancels one job (see [`JobHandle::cancel`]).
+#[derive(Clone)]
+pub struct JobCanceller {
+    state: Arc<JobState>,
+}
+
+impl JobCanceller {
+    pub fn cancel(&self, reason: &str) {
+        self.state.cancel(reason)
     }
 }
 

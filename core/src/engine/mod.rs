@@ -32,6 +32,7 @@ mod error;
 mod finalize;
 mod job;
 mod queue;
+mod resident;
 mod synth;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -41,7 +42,8 @@ use std::thread::JoinHandle;
 pub use config::{default_synthesis_workers, parse_device_list, DeviceSpec, EngineConfig, LockDesign};
 pub use device::{effective_design, partition_bytes, resident_bytes, EngineDevice};
 pub use error::{EngineError, Stage};
-pub use job::{Instance, JobHandle, JobOutput, Partition, PartitionProof};
+pub use job::{Instance, JobCanceller, JobHandle, JobOutput, Partition, PartitionProof};
+pub use resident::{CircuitKey, ResidentKey};
 
 use crate::backend::Backend;
 use crate::timeline::report::names;
@@ -55,6 +57,8 @@ use synth::Task;
 pub(crate) struct DeviceSlot<B: Backend> {
     pub device: EngineDevice<B>,
     pub locks: DeviceLocks,
+    /// Nanoseconds the device (compute) lock has been held: the device's busy time.
+    pub busy_ns: AtomicU64,
 }
 
 /// Live counts, for [`Engine::stats`].
@@ -152,6 +156,16 @@ pub struct EngineStats {
     pub live_workers: (usize, usize, usize),
 }
 
+/// A device's identity and its device-section time, for monitoring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceTime {
+    pub label: String,
+    pub backend: String,
+    pub memory_bytes: Option<u64>,
+    /// Time the device (compute) lock has been held since the engine started.
+    pub busy: std::time::Duration,
+}
+
 /// The running engine. Dropping it cancels unfinished work and joins its threads.
 pub struct Engine<B: Backend + 'static> {
     shared: Arc<Shared<B>>,
@@ -183,12 +197,16 @@ impl<B: Backend + 'static> Engine<B> {
             .into_iter()
             .map(|device| {
                 let memory = device.backend().info().memory_bytes;
-                let (design, notice) = effective_design(config.lock, device.label(), memory, device.key());
+                // A device without a key of its own is budgeted by the keys its jobs bring.
+                let (design, notice) = match device.key() {
+                    Some(key) => effective_design(config.lock, device.label(), memory, key),
+                    None => (config.lock, None),
+                };
                 if let Some(notice) = notice {
                     tl.instant(Layer::Engine, names::LOCK_DEGRADED, notice.as_str());
                     notices.push(notice);
                 }
-                DeviceSlot { device, locks: DeviceLocks::new(design) }
+                DeviceSlot { device, locks: DeviceLocks::new(design), busy_ns: AtomicU64::new(0) }
             })
             .collect();
         // As many threads as the host has, and at least one per synthesis worker, so that every
@@ -258,9 +276,22 @@ impl<B: Backend + 'static> Engine<B> {
         Ok(engine)
     }
 
-    /// Submits a job; its partitions are queued for synthesis at once (host memory is
-    /// bounded later, by the channel).
+    /// Submits a job proven with each device's pinned key; its partitions are queued for
+    /// synthesis at once (host memory is bounded later, by the channel).
     pub fn submit(&self, partitions: Vec<Partition>) -> Result<JobHandle, EngineError> {
+        self.submit_with(partitions, None, None)
+    }
+
+    /// Submits a job proven with `circuit` (prepared on a device the first time a partition of
+    /// it lands there, then resident) or, for `None`, each device's pinned key. Its events go to
+    /// `tl` where given (a job's own timeline), else to the engine's. A free device worker
+    /// takes a partition whose circuit its device holds before one it would have to prepare.
+    pub fn submit_with(
+        &self,
+        partitions: Vec<Partition>,
+        circuit: Option<Arc<CircuitKey>>,
+        tl: Option<&Timeline>,
+    ) -> Result<JobHandle, EngineError> {
         if partitions.is_empty() {
             return Err(EngineError::EmptyJob);
         }
@@ -270,11 +301,12 @@ impl<B: Backend + 'static> Engine<B> {
         let count = u32::try_from(partitions.len())
             .map_err(|_| EngineError::Config(format!("{} partitions: at most 2^32 - 1 per job", partitions.len())))?;
         let id = self.next_job.fetch_add(1, Ordering::Relaxed);
-        let job_tl = self.tl.for_partition(id, 0);
+        let base = tl.unwrap_or(&self.tl);
+        let job_tl = base.for_partition(id, 0);
         let span = job_tl.begin(Layer::Engine, names::JOB, None, format!("partitions={count}"));
-        let state = Arc::new(JobState::new(id, count, job_tl, span));
+        let state = Arc::new(JobState::new(id, count, circuit, job_tl, span));
         for (index, partition) in (0..count).zip(partitions) {
-            let tl = self.tl.for_partition(id, index);
+            let tl = base.for_partition(id, index);
             let prove = tl.begin(Layer::Engine, names::PARTITION, Some(span), format!("partition={index}"));
             let mut ticket = Ticket::new(Arc::clone(&state), index, tl, prove, (partition.r, partition.s));
             ticket.begin_wait(names::SYNTH_WAIT);
@@ -288,6 +320,47 @@ impl<B: Backend + 'static> Engine<B> {
     /// Why a device runs another lock design than asked, or runs unbudgeted.
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Prepares `circuit` on every device now (where it is not resident yet).
+    pub fn preload(&self, circuit: &CircuitKey) -> Result<(), EngineError> {
+        for slot in &self.shared.devices {
+            let device = &slot.device;
+            device.preload(circuit).map_err(|source| EngineError::Device { device: device.label().to_string(), source })?;
+        }
+        Ok(())
+    }
+
+    /// Forgets the named circuit on every device; the labels of those that held it.
+    pub fn evict(&self, name: &str) -> Vec<String> {
+        self.shared
+            .devices
+            .iter()
+            .filter(|slot| slot.device.evict(name))
+            .map(|slot| slot.device.label().to_string())
+            .collect()
+    }
+
+    /// Each device's label and the named keys it holds, with their bytes.
+    pub fn resident(&self) -> Vec<(String, Vec<(String, u64)>)> {
+        self.shared.devices.iter().map(|slot| (slot.device.label().to_string(), slot.device.resident())).collect()
+    }
+
+    /// Each device's label, its backend, and how long its device (compute) lock has been held.
+    pub fn device_time(&self) -> Vec<DeviceTime> {
+        self.shared
+            .devices
+            .iter()
+            .map(|slot| {
+                let info = slot.device.backend().info();
+                DeviceTime {
+                    label: slot.device.label().to_string(),
+                    backend: info.kind.to_string(),
+                    memory_bytes: info.memory_bytes,
+                    busy: std::time::Duration::from_nanos(slot.busy_ns.load(Ordering::Relaxed)),
+                }
+            })
+            .collect()
     }
 
     /// Each device's label and the lock design it runs.

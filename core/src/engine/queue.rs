@@ -88,10 +88,18 @@ impl<T> WorkQueue<T> {
     /// The next item, blocking while the queue is empty and open; `None` once it is closed
     /// and empty.
     pub fn pop(&self) -> Option<T> {
+        self.pop_preferring(|_| false)
+    }
+
+    /// [`WorkQueue::pop`], but the first item `prefer` accepts where there is one (else the
+    /// oldest). `prefer` runs under the queue's lock: it must be quick and take no lock a
+    /// producer or consumer holds while using the queue.
+    pub fn pop_preferring(&self, prefer: impl Fn(&T) -> bool) -> Option<T> {
         let mut state = self.state();
         loop {
             if state.primed || state.closed {
-                if let Some(item) = state.items.pop_front() {
+                let at = state.items.iter().position(&prefer).unwrap_or(0);
+                if let Some(item) = state.items.remove(at) {
                     drop(state);
                     self.not_full.notify_one();
                     return Some(item);

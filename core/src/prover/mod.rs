@@ -54,6 +54,8 @@ pub enum ProveError {
     WitnessConstant,
     #[error("a partition came as an assignment, but the engine's devices have no compiled circuit")]
     NoCompiledCircuit,
+    #[error("the job names no circuit and the device was started without a key")]
+    NoKey,
     #[error(transparent)]
     Key(#[from] KeyError),
     #[error(transparent)]

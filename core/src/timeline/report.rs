@@ -60,6 +60,8 @@ pub mod names {
     pub const PROOF_DONE: &str = "PROOF_DONE";
     pub const PARTITION_FAILED: &str = "PARTITION_FAILED";
     pub const LOCK_DEGRADED: &str = "LOCK_DEGRADED";
+    /// A key prepared on a device (its bases, and its circuit's matrices, uploaded).
+    pub const PREPARE_KEY: &str = "prepare_key";
     /// The stages a partition passes through, in order, for per-stage times.
     pub const STAGES: [&str; 7] = [SYNTH_WAIT, SYNTH, BACKPRESSURE, CHANNEL, LOCK_WAIT, GPU, FINALIZE];
 }

@@ -1,0 +1,216 @@
+//! g16-client: the proving service's API and a client for it.
+//!
+//! [`proto`] is the API as `proto/g16.proto` defines it (messages, and both the client and the
+//! server stubs); [`Client`] wraps the client side: packages and witnesses go up in chunks, a
+//! token goes with every call.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), g16_client::ClientError> {
+//! use g16_client::{Client, ProveOptions};
+//! let mut client = Client::connect("http://127.0.0.1:7316", None).await?;
+//! client.register_zkey("small", &std::fs::read("small.zkey")?).await?;
+//! let job = client.prove_wtns("small", &std::fs::read("small.wtns")?, ProveOptions::default()).await?;
+//! let result = client.await_job(&job).await?;
+//! std::fs::write("proof.json", result.proof.unwrap_or_default().proof_json)?;
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status};
+
+/// The gRPC library the API is built on, for its `Code` and `Status`.
+pub use tonic;
+
+pub mod proto {
+    tonic::include_proto!("g16.v1");
+}
+
+pub use proto::{CircuitInfo, JobEvent, JobResult, PackageKind, Priority, ServerStatus, TimelineFormat, WitnessFormat};
+use proto::prover_client::ProverClient;
+
+/// Bytes per streamed message: well under the servers' 4 MiB message limit.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// The port `g16 serve` listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 7316;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to {endpoint}: {source}")]
+    Connect { endpoint: String, source: tonic::transport::Error },
+    #[error("'{0}' is not a server address (expected http://HOST:PORT)")]
+    Endpoint(String),
+    #[error("the token cannot be sent as metadata (it must be visible ASCII)")]
+    Token,
+    #[error("{}: {}", .0.code(), .0.message())]
+    Status(#[from] Status),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Adds `authorization: Bearer <token>` to every call.
+#[derive(Clone)]
+pub struct Auth(Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Auth {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// How a proof is asked for.
+#[derive(Clone, Debug, Default)]
+pub struct ProveOptions {
+    pub priority: Priority,
+    /// Not started after this long from submission.
+    pub deadline: Option<Duration>,
+    /// Keep the job's timeline for [`Client::timeline`].
+    pub trace: bool,
+}
+
+/// A connection to one server (any server of a fleet).
+#[derive(Clone)]
+pub struct Client {
+    inner: ProverClient<InterceptedService<Channel, Auth>>,
+}
+
+impl Client {
+    /// Connects to `endpoint` (`http://127.0.0.1:7316`), sending `token` with every call.
+    pub async fn connect(endpoint: &str, token: Option<&str>) -> Result<Client, ClientError> {
+        let auth = match token {
+            Some(token) => {
+                Auth(Some(format!("Bearer {token}").parse().map_err(|_| ClientError::Token)?))
+            }
+            None => Auth(None),
+        };
+        let channel = Endpoint::from_shared(endpoint.to_string())
+            .map_err(|_| ClientError::Endpoint(endpoint.to_string()))?
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true)
+            .connect()
+            .await
+            .map_err(|source| ClientError::Connect { endpoint: endpoint.to_string(), source })?;
+        Ok(Client { inner: ProverClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20) })
+    }
+
+    /// The generated client, for calls this wrapper does not cover.
+    pub fn raw(&mut self) -> &mut ProverClient<InterceptedService<Channel, Auth>> {
+        &mut self.inner
+    }
+
+    /// Registers a snarkjs `.zkey` under `name`.
+    pub async fn register_zkey(&mut self, name: &str, zkey: &[u8]) -> Result<CircuitInfo, ClientError> {
+        self.register(name, PackageKind::Zkey, &[zkey]).await
+    }
+
+    /// Registers a g16 compiled circuit file and its arkworks proving key under `name`.
+    pub async fn register_compiled(&mut self, name: &str, circuit: &[u8], key: &[u8]) -> Result<CircuitInfo, ClientError> {
+        self.register(name, PackageKind::Compiled, &[circuit, key]).await
+    }
+
+    /// Registers a package the server reads from its own disk (inside its `--package-dir`).
+    pub async fn register_path(
+        &mut self,
+        name: &str,
+        kind: PackageKind,
+        path: &str,
+        key_path: Option<&str>,
+    ) -> Result<CircuitInfo, ClientError> {
+        let header = proto::RegisterHeader {
+            name: name.to_string(),
+            kind: kind.into(),
+            path: path.to_string(),
+            key_path: key_path.unwrap_or_default().to_string(),
+            ..Default::default()
+        };
+        let first = proto::RegisterChunk { part: Some(proto::register_chunk::Part::Header(header)) };
+        Ok(self.inner.register_circuit(tokio_stream::iter([first])).await?.into_inner())
+    }
+
+    async fn register(&mut self, name: &str, kind: PackageKind, parts: &[&[u8]]) -> Result<CircuitInfo, ClientError> {
+        let header = proto::RegisterHeader {
+            name: name.to_string(),
+            kind: kind.into(),
+            package_bytes: parts.iter().map(|p| p.len() as u64).sum(),
+            circuit_bytes: if parts.len() > 1 { parts[0].len() as u64 } else { 0 },
+            ..Default::default()
+        };
+        let mut messages = vec![proto::RegisterChunk { part: Some(proto::register_chunk::Part::Header(header)) }];
+        for part in parts {
+            for chunk in part.chunks(CHUNK_BYTES) {
+                messages.push(proto::RegisterChunk { part: Some(proto::register_chunk::Part::Data(chunk.to_vec())) });
+            }
+        }
+        Ok(self.inner.register_circuit(tokio_stream::iter(messages)).await?.into_inner())
+    }
+
+    pub async fn circuits(&mut self) -> Result<Vec<CircuitInfo>, ClientError> {
+        Ok(self.inner.list_circuits(proto::ListCircuitsRequest {}).await?.into_inner().circuits)
+    }
+
+    pub async fn preload(&mut self, name: &str) -> Result<Vec<String>, ClientError> {
+        Ok(self.inner.preload(proto::CircuitRef { name: name.to_string() }).await?.into_inner().devices)
+    }
+
+    pub async fn evict(&mut self, name: &str) -> Result<Vec<String>, ClientError> {
+        Ok(self.inner.evict(proto::CircuitRef { name: name.to_string() }).await?.into_inner().devices)
+    }
+
+    /// Queues a proof of a circom `.wtns` witness; returns the job's id.
+    pub async fn prove_wtns(&mut self, circuit: &str, wtns: &[u8], options: ProveOptions) -> Result<String, ClientError> {
+        self.prove(circuit, WitnessFormat::Wtns, wtns, options).await
+    }
+
+    /// Queues a proof of `witness` in `format`; returns the job's id.
+    pub async fn prove(
+        &mut self,
+        circuit: &str,
+        format: WitnessFormat,
+        witness: &[u8],
+        options: ProveOptions,
+    ) -> Result<String, ClientError> {
+        let header = proto::ProveHeader {
+            circuit: circuit.to_string(),
+            priority: options.priority.into(),
+            deadline_ms: options.deadline.map_or(0, |d| d.as_millis().max(1) as u64),
+            format: format.into(),
+            witness_bytes: witness.len() as u64,
+            trace: options.trace,
+        };
+        let mut messages = vec![proto::ProveChunk { part: Some(proto::prove_chunk::Part::Header(header)) }];
+        for chunk in witness.chunks(CHUNK_BYTES) {
+            messages.push(proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(chunk.to_vec())) });
+        }
+        Ok(self.inner.prove(tokio_stream::iter(messages)).await?.into_inner().job_id)
+    }
+
+    /// Waits for a job's result; a job that failed, expired or was cancelled is its status.
+    pub async fn await_job(&mut self, job: &str) -> Result<JobResult, ClientError> {
+        Ok(self.inner.r#await(proto::JobRef { job_id: job.to_string() }).await?.into_inner())
+    }
+
+    /// The job's state changes as they happen, ending with its result or its status.
+    pub async fn watch(&mut self, job: &str) -> Result<tonic::Streaming<JobEvent>, ClientError> {
+        Ok(self.inner.watch(proto::JobRef { job_id: job.to_string() }).await?.into_inner())
+    }
+
+    pub async fn cancel(&mut self, job: &str) -> Result<JobEvent, ClientError> {
+        Ok(self.inner.cancel(proto::JobRef { job_id: job.to_string() }).await?.into_inner())
+    }
+
+    pub async fn timeline(&mut self, job: &str, format: TimelineFormat) -> Result<Vec<u8>, ClientError> {
+        let request = proto::TimelineRequest { job_id: job.to_string(), format: format.into() };
+        Ok(self.inner.timeline(request).await?.into_inner().timeline)
+    }
+
+    pub async fn status(&mut self) -> Result<ServerStatus, ClientError> {
+        Ok(self.inner.status(proto::StatusRequest {}).await?.into_inner())
+    }
+}

@@ -1,0 +1,496 @@
+//! The gRPC API (`proto/g16.proto`): each call checked, turned into store and engine work, and
+//! answered with a status that says what was wrong.
+
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use ark_serialize::CanonicalDeserialize;
+use g16_client::proto::prover_server::Prover;
+use g16_client::proto::{
+    self, register_chunk, CircuitInfo, CircuitRef, JobAccepted, JobEvent, JobRef, JobResult, ListCircuitsReply,
+    ListCircuitsRequest, PackageKind, ProveChunk, RegisterChunk, ResidentReply, ServerStatus, StatusRequest,
+    TimelineFormat, TimelineReply, TimelineRequest, WitnessFormat,
+};
+use g16_core::circom::json::{proof_json, public_json};
+use g16_core::timeline::chrome::write_chrome;
+use g16_core::timeline::text::read_text;
+use g16_core::{Backend, Proof};
+use g16_queue::{CircuitRecord, JobId, JobRecord, JobState, NewJob, Outcome, Priority};
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Code, Request, Response, Status, Streaming};
+
+use crate::error::{reason, store_status};
+use crate::package::{self, hex};
+use crate::state::State;
+use crate::witness;
+
+pub(crate) struct Api<B: Backend + 'static> {
+    pub state: Arc<State<B>>,
+}
+
+/// How long one wait on the store lasts before the job is read again.
+const WATCH_STEP: Duration = Duration::from_secs(5);
+
+impl<B: Backend + 'static> Api<B> {
+    /// Counts a refusal in the metrics on its way out.
+    fn refuse(&self, status: Status) -> Status {
+        self.state.metrics.refused(status.code());
+        status
+    }
+
+    async fn register(&self, mut chunks: Streaming<RegisterChunk>) -> Result<CircuitInfo, Status> {
+        let header = match chunks.next().await {
+            Some(Ok(RegisterChunk { part: Some(register_chunk::Part::Header(h)) })) => h,
+            Some(Err(status)) => return Err(status),
+            _ => return Err(Status::invalid_argument("a registration starts with its header")),
+        };
+        if header.name.is_empty() || header.name.len() > 200 || header.name.chars().any(|c| c.is_control()) {
+            return Err(Status::invalid_argument("a circuit's name is 1 to 200 printable characters"));
+        }
+        let kind = PackageKind::try_from(header.kind)
+            .ok()
+            .filter(|k| *k != PackageKind::Unspecified)
+            .ok_or_else(|| Status::invalid_argument("the package kind must be ZKEY or COMPILED"))?;
+        let (bytes, circuit_bytes) = if header.path.is_empty() {
+            if header.package_bytes > self.state.config.max_package {
+                return Err(Status::resource_exhausted(format!(
+                    "the package is {} bytes; this server takes at most {}",
+                    header.package_bytes, self.state.config.max_package
+                )));
+            }
+            let bytes = receive(&mut chunks, header.package_bytes, |c: RegisterChunk| match c.part {
+                Some(register_chunk::Part::Data(d)) => Ok(d),
+                _ => Err(Status::invalid_argument("after the header, a registration carries only data")),
+            })
+            .await?;
+            (bytes, header.circuit_bytes)
+        } else {
+            self.read_package_files(kind, &header.path, &header.key_path)?
+        };
+        let stored = package::encode(kind, circuit_bytes, &bytes);
+        drop(bytes);
+        let name = header.name.clone();
+        let (loaded, stored) = tokio::task::spawn_blocking(move || (package::load(&name, &stored), stored))
+            .await
+            .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
+        let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
+        let digest = g16_core::key_store::digest_bytes(&stored);
+        self.state
+            .store
+            .put_circuit(CircuitRecord { name: header.name.clone(), digest, package: stored })
+            .await
+            .map_err(store_status)?;
+        let loaded = self.state.remember(Arc::new(loaded));
+        Ok(loaded.info.clone())
+    }
+
+    /// A package from the server's own disk, only from inside `--package-dir`.
+    fn read_package_files(&self, kind: PackageKind, path: &str, key_path: &str) -> Result<(Vec<u8>, u64), Status> {
+        let Some(dir) = &self.state.config.package_dir else {
+            return Err(Status::permission_denied("this server reads no packages from its disk (no --package-dir)"));
+        };
+        let read = |p: &str| -> Result<Vec<u8>, Status> {
+            let path = inside(dir, Path::new(p))?;
+            std::fs::read(&path).map_err(|e| Status::not_found(format!("cannot read {}: {e}", path.display())))
+        };
+        match kind {
+            PackageKind::Compiled => {
+                if key_path.is_empty() {
+                    return Err(Status::invalid_argument("a compiled circuit registered by path needs key_path"));
+                }
+                let mut bytes = read(path)?;
+                let circuit_bytes = bytes.len() as u64;
+                bytes.extend_from_slice(&read(key_path)?);
+                Ok((bytes, circuit_bytes))
+            }
+            _ => Ok((read(path)?, 0)),
+        }
+    }
+
+    async fn accept(&self, mut chunks: Streaming<ProveChunk>) -> Result<JobAccepted, Status> {
+        let state = &self.state;
+        if !state.is_accepting() {
+            return Err(Status::unavailable("the server is shutting down"));
+        }
+        let header = match chunks.next().await {
+            Some(Ok(ProveChunk { part: Some(proto::prove_chunk::Part::Header(h)) })) => h,
+            Some(Err(status)) => return Err(status),
+            _ => return Err(Status::invalid_argument("a proof request starts with its header")),
+        };
+        let loaded = state.circuit(&header.circuit).await?;
+        let format = WitnessFormat::try_from(header.format)
+            .map_err(|_| Status::invalid_argument(format!("unknown witness format {}", header.format)))?;
+        let priority = match proto::Priority::try_from(header.priority) {
+            Ok(proto::Priority::Low) => Priority::Low,
+            Ok(proto::Priority::Normal) => Priority::Normal,
+            Ok(proto::Priority::High) => Priority::High,
+            Ok(proto::Priority::Urgent) => Priority::Urgent,
+            Err(_) => return Err(Status::invalid_argument(format!("unknown priority {}", header.priority))),
+        };
+        // The raw form is what the store keeps; a .wtns adds a small header on top.
+        let expected = loaded.num_variables() as u64 * 32;
+        if header.witness_bytes < expected || header.witness_bytes > expected + 4096 {
+            return Err(Status::invalid_argument(format!(
+                "a witness of circuit '{}' has {} values ({expected} bytes raw); {} bytes were announced",
+                header.circuit,
+                loaded.num_variables(),
+                header.witness_bytes
+            )));
+        }
+        let depth = state.store.depth().await.map_err(store_status)?;
+        if depth.queued.iter().sum::<u64>() >= state.config.max_queued {
+            return Err(Status::resource_exhausted(format!(
+                "the queue is full ({} jobs); retry later",
+                state.config.max_queued
+            )));
+        }
+        // Room for the upload and its raw copy, until the job is stored.
+        let reservation = state.budget.try_reserve(header.witness_bytes + expected).ok_or_else(|| {
+            Status::resource_exhausted(format!(
+                "witnesses in flight fill this server's budget ({} of {} bytes); retry later",
+                state.budget.in_flight(),
+                state.budget.total()
+            ))
+        })?;
+        let bytes = receive(&mut chunks, header.witness_bytes, |c: ProveChunk| match c.part {
+            Some(proto::prove_chunk::Part::Data(d)) => Ok(d),
+            _ => Err(Status::invalid_argument("after the header, a proof request carries only data")),
+        })
+        .await?;
+        let n = loaded.num_variables();
+        let raw = tokio::task::spawn_blocking(move || witness::parse(format, &bytes, n).map(|z| witness::to_raw(&z)))
+            .await
+            .map_err(|e| Status::internal(format!("reading the witness: {e}")))?
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let id = JobId::new_v4();
+        let deadline = (header.deadline_ms > 0).then(|| SystemTime::now() + Duration::from_millis(header.deadline_ms));
+        let job = NewJob { id, circuit: header.circuit.clone(), priority, deadline, witness: raw };
+        state.store.submit(job).await.map_err(store_status)?;
+        if state.fleet {
+            drop(reservation);
+        } else {
+            // The witness stays in this server's memory until the job settles.
+            state.budget.hold(id, reservation);
+            state.unread.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id);
+        }
+        state.metrics.accepted();
+        state.wake.notify_one();
+        Ok(JobAccepted { job_id: id.to_string() })
+    }
+
+    async fn record(&self, job: &str) -> Result<JobRecord, Status> {
+        let id = job_id(job)?;
+        self.state
+            .store
+            .job(id)
+            .await
+            .map_err(store_status)?
+            .ok_or_else(|| Status::not_found(format!("unknown job {job}")))
+    }
+}
+
+/// The job's id as the API spells it.
+fn job_id(text: &str) -> Result<JobId, Status> {
+    JobId::parse_str(text).map_err(|_| Status::invalid_argument(format!("'{text}' is not a job id")))
+}
+
+/// `path` inside `dir` (after resolving links and `..`), or PERMISSION_DENIED.
+fn inside(dir: &Path, path: &Path) -> Result<PathBuf, Status> {
+    let dir = dir.canonicalize().map_err(|e| Status::internal(format!("the package directory: {e}")))?;
+    let full = dir.join(path).canonicalize().map_err(|e| Status::not_found(format!("{}: {e}", path.display())))?;
+    if full.starts_with(&dir) {
+        Ok(full)
+    } else {
+        Err(Status::permission_denied(format!("{} is outside the package directory", path.display())))
+    }
+}
+
+/// The data chunks of a stream, exactly `total` bytes of them.
+async fn receive<M>(
+    chunks: &mut Streaming<M>,
+    total: u64,
+    data: impl Fn(M) -> Result<Vec<u8>, Status>,
+) -> Result<Vec<u8>, Status> {
+    let total_usize = usize::try_from(total).map_err(|_| Status::resource_exhausted("too large for this host"))?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(total_usize).map_err(|_| Status::resource_exhausted("no host memory for the upload"))?;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = data(chunk?)?;
+        if bytes.len() + chunk.len() > total_usize {
+            return Err(Status::invalid_argument(format!("more than the {total} bytes announced")));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    if bytes.len() != total_usize {
+        return Err(Status::invalid_argument(format!("{} bytes of the {total} announced arrived", bytes.len())));
+    }
+    Ok(bytes)
+}
+
+fn state_of(state: JobState) -> proto::JobState {
+    match state {
+        JobState::Queued => proto::JobState::Queued,
+        JobState::Running => proto::JobState::Running,
+        JobState::Succeeded => proto::JobState::Succeeded,
+        JobState::Failed => proto::JobState::Failed,
+        JobState::Cancelled => proto::JobState::Cancelled,
+        JobState::Expired => proto::JobState::Expired,
+    }
+}
+
+/// A settled job's result, or the status that says why it has none.
+fn result_of(record: &JobRecord, verified: bool) -> Result<JobResult, Status> {
+    let id = record.id;
+    match (&record.state, &record.outcome) {
+        (JobState::Succeeded, Some(Outcome::Proved { proof, public_inputs, .. })) => {
+            let decoded = Proof::deserialize_compressed(proof.as_slice())
+                .map_err(|e| Status::internal(format!("job {id}: its stored proof: {e}")))?;
+            let public = witness::from_raw(public_inputs).map_err(|e| Status::internal(format!("job {id}: {e}")))?;
+            let ms = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
+                (Some(a), Some(b)) => b.duration_since(a).map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                _ => 0.0,
+            };
+            Ok(JobResult {
+                job_id: id.to_string(),
+                circuit: record.circuit.clone(),
+                proof: Some(proto::Proof {
+                    arkworks: proof.clone(),
+                    proof_json: proof_json(&decoded),
+                    public_json: public_json(&public),
+                }),
+                public_inputs: public.iter().map(|x| x.to_string()).collect(),
+                verified,
+                queued_ms: ms(Some(record.submitted), record.started),
+                proving_ms: ms(record.started, record.finished),
+                worker: record.worker.clone().unwrap_or_default(),
+                attempts: record.attempts,
+            })
+        }
+        (JobState::Failed, Some(Outcome::Failed { code, message })) => {
+            Err(Status::new(reason::code(code), format!("job {id}: {message}")))
+        }
+        (JobState::Cancelled, _) => Err(Status::cancelled(format!("job {id} was cancelled"))),
+        (JobState::Expired, _) => {
+            Err(Status::deadline_exceeded(format!("job {id}: its deadline passed before a device took it")))
+        }
+        (state, _) => Err(Status::internal(format!("job {id} is {} without a result", state.name()))),
+    }
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<JobEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl<B: Backend + 'static> Prover for Api<B> {
+    async fn register_circuit(&self, request: Request<Streaming<RegisterChunk>>) -> Result<Response<CircuitInfo>, Status> {
+        self.register(request.into_inner()).await.map(Response::new).map_err(|s| self.refuse(s))
+    }
+
+    async fn list_circuits(&self, _: Request<ListCircuitsRequest>) -> Result<Response<ListCircuitsReply>, Status> {
+        let summaries = self.state.store.circuits().await.map_err(store_status)?;
+        let mut circuits = Vec::new();
+        for s in summaries {
+            // Loaded here already, or loaded now: the listing says what a witness must hold.
+            match self.state.circuit(&s.name).await {
+                Ok(loaded) => circuits.push(loaded.info.clone()),
+                Err(_) => circuits.push(CircuitInfo {
+                    name: s.name,
+                    digest: hex(&s.digest),
+                    package_bytes: s.package_bytes,
+                    ..Default::default()
+                }),
+            }
+        }
+        Ok(Response::new(ListCircuitsReply { circuits }))
+    }
+
+    async fn preload(&self, request: Request<CircuitRef>) -> Result<Response<ResidentReply>, Status> {
+        let name = request.into_inner().name;
+        let loaded = self.state.circuit(&name).await.map_err(|s| self.refuse(s))?;
+        let state = Arc::clone(&self.state);
+        let devices = tokio::task::spawn_blocking(move || {
+            state.engine.preload(&loaded.key).map(|_| state.engine.resident())
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(|e| self.refuse(Status::resource_exhausted(format!("preloading '{name}': {e}"))))?;
+        let devices = devices.into_iter().filter(|(_, keys)| keys.iter().any(|(k, _)| *k == name)).map(|(d, _)| d);
+        Ok(Response::new(ResidentReply { devices: devices.collect() }))
+    }
+
+    async fn evict(&self, request: Request<CircuitRef>) -> Result<Response<ResidentReply>, Status> {
+        let name = request.into_inner().name;
+        Ok(Response::new(ResidentReply { devices: self.state.engine.evict(&name) }))
+    }
+
+    async fn prove(&self, request: Request<Streaming<ProveChunk>>) -> Result<Response<JobAccepted>, Status> {
+        self.accept(request.into_inner()).await.map(Response::new).map_err(|s| self.refuse(s))
+    }
+
+    type WatchStream = EventStream;
+
+    async fn watch(&self, request: Request<JobRef>) -> Result<Response<EventStream>, Status> {
+        let job = request.into_inner().job_id;
+        let first = self.record(&job).await?;
+        let (store, verify) = (Arc::clone(&self.state.store), self.state.config.verify);
+        let state = Arc::clone(&self.state);
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        tokio::spawn(async move {
+            let mut record = first;
+            let mut last = None;
+            loop {
+                if last != Some(record.state) {
+                    last = Some(record.state);
+                    let mut event = JobEvent {
+                        job_id: record.id.to_string(),
+                        state: state_of(record.state).into(),
+                        worker: record.worker.clone().unwrap_or_default(),
+                        result: None,
+                    };
+                    if record.state.is_final() {
+                        state.read(record.id);
+                        let sent = match result_of(&record, verify) {
+                            Ok(result) => {
+                                event.result = Some(result);
+                                tx.send(Ok(event)).await
+                            }
+                            Err(status) => {
+                                let _ = tx.send(Ok(event)).await;
+                                tx.send(Err(status)).await
+                            }
+                        };
+                        let _ = sent;
+                        return;
+                    }
+                    if tx.send(Ok(event)).await.is_err() {
+                        return; // the watcher left
+                    }
+                }
+                tokio::select! {
+                    _ = store.changed(record.id, WATCH_STEP) => {}
+                    _ = tx.closed() => return,
+                }
+                record = match store.job(record.id).await {
+                    Ok(Some(r)) => r,
+                    Ok(None) => return,
+                    Err(_) => continue, // the database is away; read again after the next wait
+                };
+            }
+        });
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as EventStream))
+    }
+
+    async fn r#await(&self, request: Request<JobRef>) -> Result<Response<JobResult>, Status> {
+        let job = request.into_inner().job_id;
+        let mut record = self.record(&job).await?;
+        while !record.state.is_final() {
+            self.state.store.changed(record.id, WATCH_STEP).await;
+            match self.state.store.job(record.id).await {
+                Ok(Some(r)) => record = r,
+                Ok(None) => return Err(Status::not_found(format!("unknown job {job}"))),
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+        self.state.read(record.id);
+        result_of(&record, self.state.config.verify).map(Response::new)
+    }
+
+    async fn cancel(&self, request: Request<JobRef>) -> Result<Response<JobEvent>, Status> {
+        let job = request.into_inner().job_id;
+        let id = job_id(&job)?;
+        let state = self
+            .state
+            .store
+            .cancel(id)
+            .await
+            .map_err(store_status)?
+            .ok_or_else(|| Status::not_found(format!("unknown job {job}")))?;
+        if let Some(Some(canceller)) = self.state.running().get(&id) {
+            canceller.cancel("cancelled by a client");
+        }
+        if state == JobState::Cancelled {
+            self.state.budget.release(id);
+            self.state.read(id);
+        }
+        Ok(Response::new(JobEvent { job_id: job, state: state_of(state).into(), ..Default::default() }))
+    }
+
+    async fn timeline(&self, request: Request<TimelineRequest>) -> Result<Response<TimelineReply>, Status> {
+        let request = request.into_inner();
+        let record = self.record(&request.job_id).await?;
+        let Some(Outcome::Proved { timeline, .. }) = &record.outcome else {
+            return Err(Status::failed_precondition(format!(
+                "job {} is {}: only a proven job has a timeline",
+                record.id,
+                record.state.name()
+            )));
+        };
+        let timeline = match TimelineFormat::try_from(request.format) {
+            Ok(TimelineFormat::Text) => timeline.clone(),
+            Ok(TimelineFormat::Chrome) => {
+                let events = read_text(timeline.as_slice()).map_err(|e| Status::internal(e.to_string()))?;
+                let mut out = Vec::new();
+                write_chrome(&events, &mut out).map_err(|e| Status::internal(e.to_string()))?;
+                out
+            }
+            Err(_) => return Err(Status::invalid_argument(format!("unknown timeline format {}", request.format))),
+        };
+        Ok(Response::new(TimelineReply { timeline }))
+    }
+
+    async fn status(&self, _: Request<StatusRequest>) -> Result<Response<ServerStatus>, Status> {
+        let state = &self.state;
+        let depth = state.store.depth().await.map_err(store_status)?;
+        let busy = state.busy_fraction();
+        let resident = state.engine.resident();
+        let devices = state
+            .engine
+            .device_time()
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let keys = resident.iter().find(|(label, _)| *label == d.label).map(|(_, k)| k.clone()).unwrap_or_default();
+                proto::DeviceStatus {
+                    name: d.label,
+                    backend: d.backend,
+                    busy: busy.get(i).copied().unwrap_or(0.0),
+                    busy_seconds: d.busy.as_secs_f64(),
+                    memory_bytes: d.memory_bytes.unwrap_or(0),
+                    resident_bytes: keys.iter().map(|(_, b)| b).sum(),
+                    resident_circuits: keys.into_iter().map(|(name, _)| name).collect(),
+                }
+            })
+            .collect();
+        Ok(Response::new(ServerStatus {
+            queued: depth.queued.to_vec(),
+            running: depth.running,
+            devices,
+            witness_bytes_in_flight: state.budget.in_flight(),
+            witness_bytes_budget: state.budget.total(),
+            worker: state.config.worker.clone(),
+            fleet: state.fleet,
+        }))
+    }
+}
+
+/// Checks `authorization: Bearer <token>` on every call where the server has a token.
+#[derive(Clone)]
+pub(crate) struct CheckToken(pub Option<Arc<str>>);
+
+impl tonic::service::Interceptor for CheckToken {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let Some(token) = &self.0 else { return Ok(request) };
+        let given = request.metadata().get("authorization").and_then(|v| v.to_str().ok());
+        match given.and_then(|v| v.strip_prefix("Bearer ")) {
+            Some(given) if same(given.as_bytes(), token.as_bytes()) => Ok(request),
+            Some(_) => Err(Status::new(Code::Unauthenticated, "wrong token")),
+            None => Err(Status::new(Code::Unauthenticated, "this server needs 'authorization: Bearer <token>'")),
+        }
+    }
+}
+
+/// Equality whose time does not depend on where the bytes differ.
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

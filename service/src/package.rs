@@ -1,0 +1,109 @@
+//! Circuit packages: what a client registers (a snarkjs zkey, or a g16 compiled circuit and its
+//! arkworks key), how the store keeps it (one byte string), and the circuit a server loads from
+//! it.
+//!
+//! Stored form: `kind` (1 byte: 1 zkey, 2 compiled), the circuit file's length (8 bytes little
+//! endian; 0 for a zkey), then the bytes as registered.
+
+use std::sync::Arc;
+
+use g16_client::proto::{CircuitInfo, PackageKind};
+use g16_core::circom::Zkey;
+use g16_core::compiled::file::CircuitFile;
+use g16_core::engine::CircuitKey;
+use g16_core::key_store::{digest_bytes, key_digest_of};
+use g16_core::CheckedKey;
+
+/// Why a package cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    #[error("unknown package kind {0} (expected a zkey or a compiled circuit and its key)")]
+    Kind(i32),
+    #[error("the package is truncated: {0}")]
+    Truncated(&'static str),
+    #[error("the circuit file's length ({circuit}) exceeds the package's ({package})")]
+    CircuitLength { circuit: u64, package: u64 },
+    #[error("the zkey: {0}")]
+    Zkey(#[from] g16_core::circom::CircomError),
+    #[error("the compiled circuit: {0}")]
+    Circuit(#[from] g16_core::compiled::CompileError),
+    #[error("the proving key: {0}")]
+    Key(#[from] g16_core::prover::KeyError),
+    #[error("the compiled circuit was made beside another proving key than the one registered with it")]
+    KeyDigest,
+    #[error("the circuit does not fit its key: {0}")]
+    Mismatch(#[from] g16_core::ProveError),
+}
+
+/// A package as the store keeps it.
+pub fn encode(kind: PackageKind, circuit_bytes: u64, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(9 + bytes.len());
+    out.push(kind as u8);
+    out.extend_from_slice(&circuit_bytes.to_le_bytes());
+    out.extend_from_slice(bytes);
+    out
+}
+
+/// A circuit a server has loaded: its key (and compiled circuit) checked and ready to prepare.
+pub struct Loaded {
+    pub info: CircuitInfo,
+    pub key: Arc<CircuitKey>,
+}
+
+impl Loaded {
+    /// Variables of an assignment (the constant 1 included).
+    pub fn num_variables(&self) -> usize {
+        self.info.variables as usize
+    }
+
+    pub fn num_instance(&self) -> usize {
+        self.info.public_inputs as usize + 1
+    }
+}
+
+/// Reads a stored package (checking every point of its key: seconds for a large one).
+pub fn load(name: &str, stored: &[u8]) -> Result<Loaded, PackageError> {
+    if stored.len() < 9 {
+        return Err(PackageError::Truncated("no header"));
+    }
+    let kind = PackageKind::try_from(i32::from(stored[0])).map_err(|_| PackageError::Kind(i32::from(stored[0])))?;
+    let circuit_bytes = u64::from_le_bytes(stored[1..9].try_into().expect("8 bytes"));
+    let bytes = &stored[9..];
+    let (key, circuit) = match kind {
+        PackageKind::Zkey => {
+            let zkey = Zkey::from_bytes(bytes)?;
+            (zkey.key, zkey.circuit)
+        }
+        PackageKind::Compiled => {
+            let split = usize::try_from(circuit_bytes)
+                .ok()
+                .filter(|&n| n <= bytes.len())
+                .ok_or(PackageError::CircuitLength { circuit: circuit_bytes, package: bytes.len() as u64 })?;
+            let file = CircuitFile::from_bytes(&bytes[..split])?;
+            let key = CheckedKey::read(&bytes[split..])?;
+            if let Some(bound) = file.key_digest {
+                if bound != key_digest_of(&key)? {
+                    return Err(PackageError::KeyDigest);
+                }
+            }
+            (key, file.circuit)
+        }
+        PackageKind::Unspecified => return Err(PackageError::Kind(0)),
+    };
+    let info = CircuitInfo {
+        name: name.to_string(),
+        kind: kind.into(),
+        digest: hex(&digest_bytes(stored)),
+        package_bytes: stored.len() as u64,
+        constraints: circuit.num_constraints() as u64,
+        variables: circuit.num_variables() as u64,
+        public_inputs: (circuit.num_instance() - 1) as u64,
+        domain_size: circuit.domain_size() as u64,
+    };
+    let key = Arc::new(CircuitKey::new(name, key, Some(circuit))?);
+    Ok(Loaded { info, key })
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

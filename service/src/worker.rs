@@ -1,0 +1,197 @@
+//! The server's side of the queue: it takes jobs when its engine has room, proves them,
+//! settles them, and keeps its leases alive while it works.
+//!
+//! - The taker asks for as many jobs as the engine can hold at once (devices × workers, plus
+//!   the channel and the witness workers), preferring circuits resident on its devices.
+//! - Each job runs as one engine job with its own timeline; the engine's witness workers turn
+//!   the stored witness back into field elements, its device workers prove, its finalizer
+//!   verifies.
+//! - The heartbeat renews this server's leases every third of a lease; a job the store no longer
+//!   lists (cancelled, or its lease taken by another server) is cancelled in the engine.
+//! - Settling retries while the database is unreachable; completion is idempotent, so a retry,
+//!   or a server that lost its lease, changes nothing a second time.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use ark_ff::UniformRand;
+use ark_serialize::CanonicalSerialize;
+use g16_core::engine::{EngineError, JobOutput, Partition};
+use g16_core::timeline::report::{names, Report};
+use g16_core::timeline::text::write_text;
+use g16_core::timeline::Timeline;
+use g16_core::{Backend, Fr, ProveError};
+use g16_queue::{JobState, Lease, Outcome, StoreError};
+
+use crate::error::reason;
+use crate::state::State;
+use crate::witness;
+
+/// Jobs this server's engine holds at once.
+pub(crate) fn capacity<B: Backend>(state: &State<B>) -> usize {
+    let config = state.engine.config();
+    let devices = state.engine.device_time().len();
+    devices * config.workers_per_device + config.channel_bound + config.synthesis_workers
+}
+
+/// Takes jobs until told to stop (`stop` returns true).
+pub(crate) async fn take_jobs<B: Backend + 'static>(state: Arc<State<B>>, stop: impl Fn() -> bool) {
+    let limit = capacity(&state);
+    let mut backoff = Duration::from_millis(50);
+    while !stop() {
+        let free = limit.saturating_sub(state.running().len());
+        if free == 0 {
+            let _ = tokio::time::timeout(state.config.poll, state.wake.notified()).await;
+            continue;
+        }
+        let mut prefer: Vec<String> =
+            state.engine.resident().into_iter().flat_map(|(_, keys)| keys.into_iter().map(|(name, _)| name)).collect();
+        prefer.sort();
+        prefer.dedup();
+        let leases = match state.store.take(&state.config.worker, &prefer, state.config.lease, free).await {
+            Ok(leases) => {
+                backoff = Duration::from_millis(50);
+                leases
+            }
+            Err(_) => {
+                // The database is away: try again, more slowly, until it is back.
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        if leases.is_empty() {
+            let _ = tokio::time::timeout(state.config.poll, state.wake.notified()).await;
+            continue;
+        }
+        for lease in leases {
+            // Held from now: counted against the engine's room, and renewed by the heartbeat
+            // while its circuit loads.
+            state.running().insert(lease.job, None);
+            let state = Arc::clone(&state);
+            tokio::spawn(async move { run_job(state, lease).await });
+        }
+    }
+}
+
+/// Renews this server's leases until told to stop; cancels in the engine what it lost.
+pub(crate) async fn heartbeat<B: Backend + 'static>(state: Arc<State<B>>, stop: impl Fn() -> bool) {
+    let every = state.config.lease / 3;
+    while !stop() {
+        tokio::time::sleep(every).await;
+        let held: Vec<_> = state.running().keys().copied().collect();
+        if held.is_empty() {
+            continue;
+        }
+        let Ok(still) = state.store.renew(&state.config.worker, &held, state.config.lease).await else {
+            continue;
+        };
+        let running = state.running();
+        for job in held.iter().filter(|j| !still.contains(j)) {
+            if let Some(Some(canceller)) = running.get(job) {
+                canceller.cancel("cancelled, or its lease was taken by another server");
+            }
+        }
+    }
+}
+
+async fn run_job<B: Backend + 'static>(state: Arc<State<B>>, lease: Lease) {
+    let (job, circuit) = (lease.job, lease.circuit.clone());
+    let outcome = match state.circuit(&circuit).await {
+        Ok(loaded) => prove(&state, lease, loaded).await,
+        Err(status) => Outcome::Failed { code: reason::PACKAGE.into(), message: status.message().to_string() },
+    };
+    let settled_as = match &outcome {
+        Outcome::Proved { .. } => JobState::Succeeded,
+        Outcome::Failed { code, .. } if code == reason::CANCELLED => JobState::Cancelled,
+        Outcome::Failed { .. } => JobState::Failed,
+    };
+    let won = settle(&state, job, outcome).await;
+    state.running().remove(&job);
+    state.budget.release(job);
+    state.wake.notify_one();
+    if won {
+        let latency = match state.store.job(job).await {
+            Ok(Some(record)) => SystemTime::now().duration_since(record.submitted).ok(),
+            _ => None,
+        };
+        state.metrics.settled(settled_as, &circuit, latency);
+    }
+}
+
+/// Completes `job`, retrying while the database is unreachable (for up to ten leases: by
+/// then another server has taken the job again). Whether this settled it.
+async fn settle<B: Backend + 'static>(state: &State<B>, job: g16_queue::JobId, outcome: Outcome) -> bool {
+    let give_up = Instant::now() + state.config.lease * 10;
+    let mut wait = Duration::from_millis(50);
+    loop {
+        match state.store.complete(&state.config.worker, job, outcome.clone()).await {
+            Ok(won) => return won,
+            Err(StoreError::Unavailable(_)) if Instant::now() < give_up => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+async fn prove<B: Backend + 'static>(state: &Arc<State<B>>, lease: Lease, loaded: Arc<crate::package::Loaded>) -> Outcome {
+    let mut rng = rand::rngs::OsRng;
+    let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let raw = lease.witness;
+    let partition = Partition::assignment_from(r, s, move || {
+        witness::from_raw(&raw).map_err(|e| ProveError::Internal(format!("the stored witness: {e}")))
+    });
+    let tl = Timeline::new();
+    let handle = match state.engine.submit_with(vec![partition], Some(Arc::clone(&loaded.key)), Some(&tl)) {
+        Ok(handle) => handle,
+        Err(e) => return Outcome::Failed { code: reason::DEVICE.into(), message: e.to_string() },
+    };
+    state.running().insert(lease.job, Some(handle.canceller()));
+    let result = tokio::task::spawn_blocking(move || handle.wait()).await;
+    let events = tl.events();
+    let report = Report::from_events(&events);
+    for stage in names::STAGES {
+        if let Some(span) = report.span_by_name(stage) {
+            state.metrics.stage(stage, span.dur_ns() as f64 * 1e-9);
+        }
+    }
+    match result {
+        Ok(Ok(output)) => proved(output, &events),
+        Ok(Err(e)) => failed(e),
+        Err(e) => Outcome::Failed { code: reason::DEVICE.into(), message: format!("the proving task failed: {e}") },
+    }
+}
+
+fn proved(output: JobOutput, events: &[g16_core::timeline::Event]) -> Outcome {
+    let Some(first) = output.proofs.into_iter().next() else {
+        return Outcome::Failed { code: reason::DEVICE.into(), message: "the engine returned no proof".into() };
+    };
+    let mut proof = Vec::new();
+    if let Err(e) = first.proof.serialize_compressed(&mut proof) {
+        return Outcome::Failed { code: reason::DEVICE.into(), message: format!("encoding the proof: {e}") };
+    }
+    let mut timeline = Vec::new();
+    let _ = write_text(events, &mut timeline);
+    Outcome::Proved { proof, public_inputs: witness::to_raw(&first.public_inputs), timeline }
+}
+
+fn failed(e: EngineError) -> Outcome {
+    let code = match &e {
+        EngineError::Partition { source: ProveError::Unsatisfied { .. }, .. } | EngineError::NotVerified { .. } => {
+            reason::UNSATISFIED
+        }
+        EngineError::Partition { source: ProveError::Internal(_), .. } => reason::INVALID_WITNESS,
+        EngineError::Cancelled { .. } => reason::CANCELLED,
+        _ => reason::DEVICE,
+    };
+    let message = match &e {
+        EngineError::NotVerified { .. } => {
+            "the proof does not verify: the witness does not satisfy the circuit".to_string()
+        }
+        EngineError::Partition { source, .. } => source.to_string(),
+        other => other.to_string(),
+    };
+    Outcome::Failed { code: code.into(), message }
+}

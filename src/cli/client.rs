@@ -1,0 +1,268 @@
+//! `g16 client`: talks to a `g16 serve` (any server of a fleet): registers circuits, sends
+//! witnesses, awaits proofs and writes them as `g16 prove` does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use g16_client::{Client, ClientError, PackageKind, Priority, ProveOptions, WitnessFormat};
+
+use crate::cli::{io_err, CliError};
+
+#[derive(clap::Args, Debug)]
+pub struct ClientArgs {
+    /// The server.
+    #[arg(long, default_value = "http://127.0.0.1:7316")]
+    pub server: String,
+    /// A file holding the server's bearer token.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: ClientCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ClientCommand {
+    /// Register a circuit: a snarkjs zkey, or a compiled circuit and its arkworks key.
+    Register {
+        #[arg(long)]
+        name: String,
+        #[arg(long, conflicts_with_all = ["compiled", "key"])]
+        zkey: Option<PathBuf>,
+        #[arg(long, requires = "key")]
+        compiled: Option<PathBuf>,
+        #[arg(long)]
+        key: Option<PathBuf>,
+    },
+    /// The circuits registered.
+    List,
+    /// Queue a proof of a witness (.wtns); with --out, wait and write proof.json, public.json
+    /// and proof.bin there.
+    Prove {
+        #[arg(long)]
+        circuit: String,
+        #[arg(long)]
+        witness: PathBuf,
+        /// low, normal, high or urgent.
+        #[arg(long, default_value = "normal", value_parser = parse_priority)]
+        priority: Priority,
+        /// Seconds from now after which the job is not started.
+        #[arg(long)]
+        deadline_secs: Option<u64>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Wait for a job and write its proof into DIR.
+    Await {
+        job: String,
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+    Cancel {
+        job: String,
+    },
+    /// Queue depth, devices, keys resident.
+    Status,
+    /// Load: JOBS proofs of one witness from CLIENTS concurrent connections, each proof
+    /// verified by the server; proofs per minute, latency, and the devices' busy share, as a
+    /// JSON line (appended to --json where given).
+    Load {
+        #[arg(long)]
+        circuit: String,
+        #[arg(long)]
+        witness: PathBuf,
+        #[arg(long, default_value_t = 64)]
+        jobs: usize,
+        #[arg(long, default_value_t = 8)]
+        clients: usize,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn parse_priority(s: &str) -> Result<Priority, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "low" => Ok(Priority::Low),
+        "normal" => Ok(Priority::Normal),
+        "high" => Ok(Priority::High),
+        "urgent" => Ok(Priority::Urgent),
+        other => Err(format!("unknown priority '{other}' (expected low, normal, high or urgent)")),
+    }
+}
+
+impl From<ClientError> for CliError {
+    fn from(e: ClientError) -> Self {
+        CliError::Usage(e.to_string())
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(io_err(format!("cannot read {}", path.display())))
+}
+
+pub fn run(args: ClientArgs) -> Result<(), CliError> {
+    let token = match &args.token_file {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(io_err(format!("cannot read {}", path.display())))?),
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(io_err("cannot start the async runtime"))?;
+    runtime.block_on(async move {
+        let mut client = Client::connect(&args.server, token.as_deref().map(str::trim)).await?;
+        match args.command {
+            ClientCommand::Register { name, zkey, compiled, key } => {
+                let info = match (zkey, compiled, key) {
+                    (Some(zkey), None, None) => client.register_zkey(&name, &read(&zkey)?).await?,
+                    (None, Some(circuit), Some(key)) => {
+                        client.register_compiled(&name, &read(&circuit)?, &read(&key)?).await?
+                    }
+                    _ => return Err(CliError::Usage("register takes --zkey, or --compiled and --key".into())),
+                };
+                println!(
+                    "registered {}: {} constraints, {} variables, {} public inputs, domain {}, sha256 {}",
+                    info.name, info.constraints, info.variables, info.public_inputs, info.domain_size, info.digest
+                );
+            }
+            ClientCommand::List => {
+                for c in client.circuits().await? {
+                    let kind = PackageKind::try_from(c.kind).map_or("?", |k| k.as_str_name());
+                    println!("{}  {kind}  {} constraints  {} variables  sha256 {}", c.name, c.constraints, c.variables, c.digest);
+                }
+            }
+            ClientCommand::Prove { circuit, witness, priority, deadline_secs, out } => {
+                let options = ProveOptions { priority, deadline: deadline_secs.map(Duration::from_secs), trace: false };
+                let job = client.prove(&circuit, WitnessFormat::Wtns, &read(&witness)?, options).await?;
+                println!("job {job} queued");
+                if let Some(out) = out {
+                    write_result(&mut client, &job, &out).await?;
+                }
+            }
+            ClientCommand::Await { job, out } => write_result(&mut client, &job, &out).await?,
+            ClientCommand::Cancel { job } => {
+                let event = client.cancel(&job).await?;
+                let state = g16_client::proto::JobState::try_from(event.state).map_or("?", |s| s.as_str_name());
+                println!("job {job}: {state}");
+            }
+            ClientCommand::Load { circuit, witness, jobs, clients, json } => {
+                let line = load(&client, &circuit, &read(&witness)?, jobs, clients.max(1)).await?;
+                println!("{line}");
+                if let Some(path) = json {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&path)
+                        .map_err(io_err(format!("cannot open {}", path.display())))?;
+                    writeln!(f, "{line}").map_err(io_err(format!("cannot write {}", path.display())))?;
+                }
+            }
+            ClientCommand::Status => {
+                let s = client.status().await?;
+                println!(
+                    "worker {} ({}); queued low/normal/high/urgent {:?}, running {}; witnesses {} of {} bytes",
+                    s.worker,
+                    if s.fleet { "fleet" } else { "alone" },
+                    s.queued,
+                    s.running,
+                    s.witness_bytes_in_flight,
+                    s.witness_bytes_budget
+                );
+                for d in s.devices {
+                    println!(
+                        "  {} ({}): busy {:.0} %, memory {} bytes, resident {} bytes: {}",
+                        d.name,
+                        d.backend,
+                        d.busy * 100.0,
+                        d.memory_bytes,
+                        d.resident_bytes,
+                        d.resident_circuits.join(", ")
+                    );
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+async fn write_result(client: &mut Client, job: &str, out: &Path) -> Result<(), CliError> {
+    let result = client.await_job(job).await?;
+    let proof = result.proof.unwrap_or_default();
+    std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
+    for (name, bytes) in [
+        ("proof.json", proof.proof_json.as_bytes()),
+        ("public.json", proof.public_json.as_bytes()),
+        ("proof.bin", proof.arkworks.as_slice()),
+    ] {
+        let path = out.join(name);
+        std::fs::write(&path, bytes).map_err(io_err(format!("cannot write {}", path.display())))?;
+    }
+    println!(
+        "job {job}: proof {} by {} (queued {:.0} ms, proving {:.0} ms); written to {}",
+        if result.verified { "verified" } else { "not verified" },
+        result.worker,
+        result.queued_ms,
+        result.proving_ms,
+        out.display()
+    );
+    Ok(())
+}
+
+/// Runs the load and describes it as one JSON line. Latency is from the first byte of the
+/// upload to the proof in hand.
+async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clients: usize) -> Result<String, CliError> {
+    let before = client.clone().status().await?;
+    let started = std::time::Instant::now();
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let witness = std::sync::Arc::new(witness.to_vec());
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (mut client, next, witness, circuit) = (client.clone(), next.clone(), witness.clone(), circuit.to_string());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < jobs {
+                let t = std::time::Instant::now();
+                let job = client.prove(&circuit, WitnessFormat::Wtns, &witness, ProveOptions::default()).await?;
+                let result = client.await_job(&job).await?;
+                if !result.verified {
+                    return Err(CliError::Usage(format!("job {job}: the server did not verify the proof")));
+                }
+                latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok::<_, CliError>(latencies)
+        }));
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.map_err(|e| CliError::Usage(e.to_string()))??);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let after = client.clone().status().await?;
+    latencies.sort_by(f64::total_cmp);
+    let at = |q: f64| latencies.get(((latencies.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+    let device = after.devices.first();
+    let line = serde_json::json!({
+        "op": "serve-prove",
+        "circuit": circuit,
+        "backend": device.map(|d| d.backend.clone()),
+        "device": device.map(|d| d.name.clone()),
+        "jobs": latencies.len(),
+        "clients": clients,
+        "witness_bytes": witness.len(),
+        "wall_ms": wall * 1e3,
+        "proofs_per_min": latencies.len() as f64 / wall * 60.0,
+        "latency_ms": { "min": at(0.0), "median": at(0.5), "p95": at(0.95), "max": at(1.0) },
+        // The share of the load's wall time each device's compute lock was held.
+        "device_busy": after
+            .devices
+            .iter()
+            .zip(&before.devices)
+            .map(|(a, b)| (a.busy_seconds - b.busy_seconds) / wall)
+            .collect::<Vec<_>>(),
+        "queued_before": before.queued.iter().sum::<u64>(),
+        "includes": "upload of a .wtns over loopback gRPC, queue, proof on the server's devices, verification, the result back",
+        "commit": crate::cli::stamp::COMMIT,
+        "date": crate::cli::stamp::today_utc(),
+    });
+    Ok(line.to_string())
+}

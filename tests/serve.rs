@@ -1,0 +1,254 @@
+//! `g16 serve` as a real process on loopback (CPU backend, queue in memory): registration,
+//! proofs verified by arkworks, watching, timelines, metrics, bad requests, tokens, draining.
+
+mod server;
+
+use std::time::Duration;
+
+use g16_client::proto::{self, JobState};
+use g16_client::{Client, Priority, ProveOptions, TimelineFormat, WitnessFormat};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+use g16_core::compiled::file::CircuitFile;
+use g16_core::key_store::key_digest_of;
+use g16_core::{CheckedKey, Fr};
+use server::{small_vk, small_wtns, small_zkey, verify, Server};
+use tokio_stream::StreamExt;
+use g16_client::tonic::Code;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+fn code(e: g16_client::ClientError) -> (Code, String) {
+    match e {
+        g16_client::ClientError::Status(s) => (s.code(), s.message().to_string()),
+        other => panic!("expected a status, got {other}"),
+    }
+}
+
+/// A built-in circuit compiled beside its key: the package parts, a witness, and its key.
+fn compiled_package(size: u32) -> (Vec<u8>, Vec<u8>, Vec<Fr>, CheckedKey) {
+    let mut rng = rand::thread_rng();
+    let instance = |seed| BuiltinCircuit::new(CircuitKind::Poseidon, size, seed).unwrap();
+    let key = CheckedKey::generate(instance(0), &mut rng).unwrap();
+    let circuit = g16_core::compiled::compile(instance(0)).unwrap();
+    let file = CircuitFile { circuit, key_digest: Some(key_digest_of(&key).unwrap()) };
+    let z = g16_core::compiled::witness(instance(7)).unwrap();
+    (file.to_bytes(), key.to_bytes(false).unwrap(), z, key)
+}
+
+#[test]
+fn registers_proves_watches_and_reports() {
+    let server = Server::start(&[]);
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        let info = client.register_zkey("small", &small_zkey()).await.unwrap();
+        assert_eq!((info.variables, info.public_inputs, info.constraints), (5, 2, 2));
+        // The same package again is no change; another package under the name is refused.
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let (circuit, key, z, pk) = compiled_package(8);
+        let err = client.register_compiled("small", &circuit, &key).await.unwrap_err();
+        assert_eq!(code(err).0, Code::AlreadyExists);
+
+        // circom: three jobs, each verified here by arkworks.
+        let vk = small_vk();
+        let mut jobs = Vec::new();
+        for p in [Priority::Low, Priority::Normal, Priority::Urgent] {
+            let options = ProveOptions { priority: p, ..Default::default() };
+            jobs.push(client.prove_wtns("small", &small_wtns(), options).await.unwrap());
+        }
+        for job in &jobs {
+            let result = client.await_job(job).await.unwrap();
+            assert!(result.verified);
+            assert!(verify(&vk, &result), "arkworks rejects job {job}'s proof");
+            assert_eq!(result.public_inputs.len(), 2);
+            let json: serde_json::Value = serde_json::from_str(&result.proof.unwrap().proof_json).unwrap();
+            assert_eq!(json["curve"], "bls12381");
+        }
+
+        // A compiled arkworks circuit, its witness sent raw; watched to the end.
+        client.register_compiled("poseidon-8", &circuit, &key).await.unwrap();
+        let raw = g16_service::witness::to_raw(&z);
+        let job = client.prove("poseidon-8", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap();
+        let mut events = client.watch(&job).await.unwrap();
+        let mut states = Vec::new();
+        let mut last = None;
+        while let Some(event) = events.next().await {
+            let event = event.unwrap();
+            states.push(event.state);
+            last = event.result.or(last);
+        }
+        assert_eq!(states.last(), Some(&(JobState::Succeeded as i32)), "{states:?}");
+        assert!(verify(pk.verifying_key(), &last.expect("the last event carries the result")));
+
+        // The job's timeline, both formats; the status and the metrics.
+        let text = client.timeline(&job, TimelineFormat::Text).await.unwrap();
+        assert!(String::from_utf8(text).unwrap().contains("GPU"), "the timeline has the device section");
+        let chrome = client.timeline(&job, TimelineFormat::Chrome).await.unwrap();
+        let _: serde_json::Value = serde_json::from_slice(&chrome).expect("Chrome trace JSON");
+        let status = client.status().await.unwrap();
+        assert_eq!(status.queued.iter().sum::<u64>() + status.running, 0);
+        assert_eq!(status.devices.len(), 1);
+        let mut resident = status.devices[0].resident_circuits.clone();
+        resident.sort();
+        assert_eq!(resident, ["poseidon-8", "small"]);
+        assert_eq!(client.evict("small").await.unwrap(), ["cpu:0"]);
+        assert_eq!(client.preload("small").await.unwrap(), ["cpu:0"]);
+        let listed: Vec<String> = client.circuits().await.unwrap().into_iter().map(|c| c.name).collect();
+        assert_eq!(listed.len(), 2);
+    });
+    assert_eq!(server.metric("g16_jobs_settled_total{state=\"succeeded\"}"), 4.0);
+    assert_eq!(server.metric("g16_proof_latency_seconds_count"), 4.0);
+    assert!(server.http_get("/healthz").contains("ok"));
+}
+
+#[test]
+fn bad_requests_get_precise_statuses_and_leave_the_server_working() {
+    let server = Server::start(&[]);
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let (circuit, key, z, _) = compiled_package(8);
+        client.register_compiled("poseidon-8", &circuit, &key).await.unwrap();
+
+        let err = client.prove_wtns("nope", &small_wtns(), ProveOptions::default()).await.unwrap_err();
+        assert_eq!(code(err).0, Code::NotFound);
+        // A witness of the wrong length: refused at once, naming both lengths.
+        let raw = g16_service::witness::to_raw(&z);
+        let (c, m) = code(client.prove("small", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap_err());
+        assert_eq!(c, Code::InvalidArgument, "{m}");
+        assert!(m.contains("5 values"), "{m}");
+        // An element outside the field.
+        let mut bad = raw.clone();
+        bad[32..64].fill(0xff);
+        let (c, m) = code(client.prove("poseidon-8", WitnessFormat::Raw, &bad, ProveOptions::default()).await.unwrap_err());
+        assert_eq!(c, Code::InvalidArgument, "{m}");
+        // Unsatisfied: with C (compiled) the first failing row; without (zkey) the failed check.
+        let mut unsat = z.clone();
+        let last = unsat.len() - 1;
+        unsat[last] += Fr::from(1u64);
+        let job = client
+            .prove("poseidon-8", WitnessFormat::Raw, &g16_service::witness::to_raw(&unsat), ProveOptions::default())
+            .await
+            .unwrap();
+        let (c, m) = code(client.await_job(&job).await.unwrap_err());
+        assert_eq!(c, Code::FailedPrecondition, "{m}");
+        assert!(m.contains("constraint"), "{m}");
+        let mut wtns = small_wtns();
+        let n = wtns.len();
+        wtns[n - 32] ^= 1;
+        let job = client.prove_wtns("small", &wtns, ProveOptions::default()).await.unwrap();
+        let (c, m) = code(client.await_job(&job).await.unwrap_err());
+        assert_eq!(c, Code::FailedPrecondition, "{m}");
+        // A message over the 4 MiB limit.
+        let header = proto::ProveHeader { circuit: "small".into(), witness_bytes: 5 * 32, ..Default::default() };
+        let huge = vec![
+            proto::ProveChunk { part: Some(proto::prove_chunk::Part::Header(header)) },
+            proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(vec![0u8; 5 << 20])) },
+        ];
+        let err = client.raw().prove(tokio_stream::iter(huge)).await.unwrap_err();
+        assert_eq!(err.code(), Code::OutOfRange, "{err}");
+        // A malformed key upload: a truncated zkey, and a compiled circuit with another key.
+        let zkey = small_zkey();
+        let (c, m) = code(client.register_zkey("cut", &zkey[..zkey.len() / 2]).await.unwrap_err());
+        assert_eq!(c, Code::InvalidArgument, "{m}");
+        let (_, other_key, _, _) = compiled_package(8);
+        let (c, m) = code(client.register_compiled("mixed", &circuit, &other_key).await.unwrap_err());
+        assert_eq!(c, Code::InvalidArgument, "{m}");
+        assert!(m.contains("another proving key"), "{m}");
+        // Unknown jobs, malformed ids, a job without a timeline.
+        let (c, _) = code(client.await_job("not-a-uuid").await.unwrap_err());
+        assert_eq!(c, Code::InvalidArgument);
+        let (c, _) = code(client.await_job(&uuid_like()).await.unwrap_err());
+        assert_eq!(c, Code::NotFound);
+        let (c, _) = code(client.timeline(&job, TimelineFormat::Text).await.unwrap_err());
+        assert_eq!(c, Code::FailedPrecondition);
+
+        // Unharmed: a good proof still goes through.
+        let job = client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap();
+        assert!(verify(&small_vk(), &client.await_job(&job).await.unwrap()));
+    });
+}
+
+fn uuid_like() -> String {
+    "00000000-0000-4000-8000-000000000000".into()
+}
+
+#[test]
+fn tokens_are_required_and_open_binds_refused_without_one() {
+    let dir = std::env::temp_dir().join(format!("g16-serve-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, "s3cret-token\n").unwrap();
+
+    // Off loopback without a token: refused before binding.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+        .args(["serve", "--devices", "cpu:0", "--listen", "0.0.0.0:0", "--no-metrics"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without a token"), "{out:?}");
+
+    let server = Server::start(&["--token-file", token_file.to_str().unwrap()]);
+    runtime().block_on(async {
+        let mut none = Client::connect(&server.grpc, None).await.unwrap();
+        assert_eq!(code(none.status().await.unwrap_err()).0, Code::Unauthenticated);
+        let mut wrong = Client::connect(&server.grpc, Some("guess")).await.unwrap();
+        assert_eq!(code(wrong.register_zkey("small", &small_zkey()).await.unwrap_err()).0, Code::Unauthenticated);
+        let mut right = Client::connect(&server.grpc, Some("s3cret-token")).await.unwrap();
+        right.register_zkey("small", &small_zkey()).await.unwrap();
+        let job = right.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap();
+        assert!(verify(&small_vk(), &right.await_job(&job).await.unwrap()));
+    });
+    assert!(server.http_get("/metrics").contains("401"), "metrics need the token too");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigterm_finishes_queued_jobs_then_exits() {
+    let mut server = Server::start(&["--grace-secs", "60"]);
+    let rt = runtime();
+    let (client, jobs) = rt.block_on(async {
+        let mut client = server.client().await;
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let mut jobs = Vec::new();
+        for _ in 0..12 {
+            jobs.push(client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap());
+        }
+        (client, jobs)
+    });
+    let _ = std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status();
+    rt.block_on(async {
+        let mut client = client;
+        // New work is refused while it drains; what was queued is proven.
+        let mut refused = false;
+        for job in &jobs {
+            match client.await_job(job).await {
+                Ok(result) => assert!(verify(&small_vk(), &result)),
+                Err(e) => panic!("job {job} was lost in the drain: {e}"),
+            }
+            if !refused {
+                refused = client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.is_err();
+            }
+        }
+    });
+    assert_eq!(server.wait(Duration::from_secs(30)), Some(0), "g16 serve exits cleanly after draining");
+}
+
+#[test]
+fn cancelled_and_expired_jobs_say_so() {
+    let server = Server::start(&[]);
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let job = client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap();
+        let event = client.cancel(&job).await.unwrap();
+        // Cancelled while queued, or proven before the cancel arrived: either is settled.
+        match client.await_job(&job).await {
+            Ok(result) => assert!(verify(&small_vk(), &result)),
+            Err(e) => assert_eq!(code(e).0, Code::Cancelled, "{event:?}"),
+        }
+        let (c, _) = code(client.cancel(&uuid_like()).await.unwrap_err());
+        assert_eq!(c, Code::NotFound);
+    });
+}
