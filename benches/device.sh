@@ -195,7 +195,7 @@ serve() {
     step 300 "serve-setup-$size" bash -c "'$D/g16' setup --circuit synthetic --size $size --out '$w/k$size.pk' &&
       '$D/g16' compile --circuit synthetic --size $size --out '$w/c$size.circ' &&
       '$D/g16' witness --circuit synthetic --size $size --out '$w/w$size.wtns'"
-    step 120 "serve-cli-$size" "$D/g16" prove --compiled "$w/c$size.circ" --witness "$w/w$size.wtns" --key "$w/k$size.pk" \
+    [ -n "${SKIP_CLI:-}" ] || step 120 "serve-cli-$size" "$D/g16" prove --compiled "$w/c$size.circ" --witness "$w/w$size.wtns" --key "$w/k$size.pk" \
       --backend cuda --out "$w/p$size"
     local partitions=$((size == 20 ? 64 : 24))
     timeout 300 "$D/g16" prove --circuit synthetic --size "$size" --partitions "$partitions" --devices cuda:0 --lock split \
@@ -209,7 +209,7 @@ serve() {
     step 200 "serve-register-$size" "${c[@]}" register --name "s$size" --compiled "$w/c$size.circ" --key "$w/k$size.pk"
     "${c[@]}" load --circuit "s$size" --witness "$w/w$size.wtns" --jobs 3 --clients 1 >/dev/null # warm: key resident
     "${c[@]}" load --circuit "s$size" --witness "$w/w$size.wtns" --jobs 8 --clients 1 --json "$OUT/serve.jsonl"
-    local jobs=$((size == 20 ? 64 : 24)) clients=$((size == 20 ? 8 : 6))
+    local jobs=$((size == 20 ? 96 : 24)) clients=$((size == 20 ? 16 : 6))
     "${c[@]}" load --circuit "s$size" --witness "$w/w$size.wtns" --jobs "$jobs" --clients "$clients" --json "$OUT/serve.jsonl"
   done
   "${c[@]}" status | tee "$OUT/serve-status.txt"

@@ -44,6 +44,9 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use config::ServeConfig;
+
+/// HTTP/2 flow-control window per stream (and four per connection), both sides.
+pub const WINDOW: u32 = g16_client::WINDOW;
 pub use error::ServiceError;
 
 /// A server bound to its addresses, not yet serving.
@@ -180,7 +183,12 @@ impl<B: Backend + 'static> Bound<B> {
             .max_encoding_message_size(64 << 20);
         let token = state.config.token.as_deref().map(Arc::from);
         let service = tonic::service::interceptor::InterceptedService::new(server, api::CheckToken(token));
+        // Witnesses are tens to hundreds of MiB on one stream: HTTP/2's default 64 KiB windows
+        // would cost a round trip per 64 KiB (a 40 MiB upload took over a second on loopback).
         tonic::transport::Server::builder()
+            .initial_stream_window_size(Some(WINDOW))
+            .initial_connection_window_size(Some(WINDOW * 4))
+            .tcp_nodelay(true)
             .add_service(service)
             .serve_with_incoming_shutdown(TcpListenerStream::new(grpc), async {
                 let _ = drained_rx.await;
