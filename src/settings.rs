@@ -50,8 +50,12 @@ pub const KNOWN: &[&str] = &[
     "G16_REQUIRE_NVRTC",
     "G16_REQUIRE_CXX",
     "G16_REQUIRE_CIRCOM",
+    "G16_REQUIRE_POSTGRES",
+    "G16_POSTGRES_BINDIR",
     "G16_CONFORMANCE",
     "G16_TEST_SEED",
+    // Set by cargo for `cargo run`/`cargo test` (build.rs stamps the binary with it); not read.
+    "G16_COMMIT",
 ];
 
 /// The `G16_*` variables of the environment that g16 does not read (a misspelling, or a switch

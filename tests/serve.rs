@@ -252,3 +252,68 @@ fn cancelled_and_expired_jobs_say_so() {
         assert_eq!(c, Code::NotFound);
     });
 }
+
+#[test]
+fn a_full_queue_or_witness_budget_is_refused_not_queued() {
+    // No queue at all: every proof request is refused, and says why.
+    let closed = Server::start(&["--max-queued", "0"]);
+    // A witness budget of 1 KiB: the small circuit's witness fits, poseidon 2^8's does not.
+    let tight = Server::start(&["--witness-budget-mib", "0"]);
+    runtime().block_on(async {
+        let mut client = closed.client().await;
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let (c, m) = code(client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap_err());
+        assert_eq!(c, Code::ResourceExhausted, "{m}");
+        assert!(m.contains("queue is full"), "{m}");
+
+        let mut client = tight.client().await;
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let (circuit, key, z, _) = compiled_package(8);
+        client.register_compiled("poseidon-8", &circuit, &key).await.unwrap();
+        let raw = g16_service::witness::to_raw(&z);
+        let (c, m) = code(client.prove("poseidon-8", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap_err());
+        assert_eq!(c, Code::ResourceExhausted, "{m}");
+        assert!(m.contains("budget"), "{m}");
+        // The budget is whole again for what fits.
+        let job = client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap();
+        assert!(verify(&small_vk(), &client.await_job(&job).await.unwrap()));
+        assert_eq!(client.status().await.unwrap().witness_bytes_in_flight, 0);
+    });
+    assert_eq!(tight.metric("g16_requests_refused_total{code=\"ResourceExhausted\"}"), 1.0);
+}
+
+/// Whether `g16 devices` lists a wgpu adapter (lavapipe on CI).
+fn wgpu_available() -> Result<(), String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16")).arg("devices").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    match text.lines().find(|l| l.get(2..).is_some_and(|l| l.starts_with("wgpu"))) {
+        Some(line) if line.contains(" available:") => Ok(()),
+        Some(line) => Err(line.trim().to_string()),
+        None => Err(format!("g16 devices lists no wgpu backend:\n{text}")),
+    }
+}
+
+#[test]
+fn serves_on_wgpu() {
+    if let Err(why) = wgpu_available() {
+        if !cfg!(feature = "wgpu") {
+            eprintln!("g16 serve on wgpu: not in this build ({why})");
+            return;
+        }
+        if std::env::var("G16_REQUIRE_WGPU").is_ok_and(|v| v == "1") {
+            panic!("wgpu unavailable under G16_REQUIRE_WGPU=1: {why}");
+        }
+        eprintln!("\n!!! SKIPPED: g16 serve on wgpu: {why} (set G16_REQUIRE_WGPU=1 to make this a failure)\n");
+        return;
+    }
+    let server = Server::start(&["--devices", "wgpu:0"]);
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+        let status = client.status().await.unwrap();
+        assert_eq!(status.devices[0].backend, "wgpu");
+        let job = client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap();
+        let result = client.await_job(&job).await.unwrap();
+        assert!(verify(&small_vk(), &result), "arkworks rejects the wgpu proof");
+    });
+}

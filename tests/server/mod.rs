@@ -47,10 +47,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// `g16 serve` on the CPU backend with `extra` arguments.
+    /// `g16 serve` with `extra` arguments, on the CPU backend unless they name `--devices`.
     pub fn start(extra: &[&str]) -> Server {
+        let devices: &[&str] = if extra.contains(&"--devices") { &[] } else { &["--devices", "cpu:0"] };
         let mut child = Command::new(env!("CARGO_BIN_EXE_g16"))
-            .args(["serve", "--devices", "cpu:0", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+            .args(["serve", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+            .args(devices)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
