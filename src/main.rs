@@ -9,7 +9,9 @@ use clap::{Parser, Subcommand};
 use g16::settings::Settings;
 use g16_core::circuits::CircuitKind;
 
-use cli::{bench, client, compile, devices, inspect, parse_circuit, prove, prove_files, report, serve, setup, CliError};
+use cli::{
+    bench, client, compile, devices, inspect, parse_circuit, prove, prove_files, report, serve, setup, CliError,
+};
 
 // Synthesis builds and frees millions of small heap objects per partition (arkworks' linear
 // combinations), on many threads at once. With glibc's malloc, 30 synthesis workers on a

@@ -86,7 +86,10 @@ fn load_from_many_clients_completes_every_job_once_in_priority_order() {
         all
     });
     assert_eq!(sent.len(), 320);
-    eprintln!("320 jobs from 32 clients on 3 servers (and 200 queued before) in {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "320 jobs from 32 clients on 3 servers (and 200 queued before) in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 
     rt.block_on(async {
         let store = PgStore::connect(&url).await.unwrap();
@@ -109,7 +112,12 @@ fn load_from_many_clients_completes_every_job_once_in_priority_order() {
             mean(&finished[Priority::High as usize]),
             mean(&finished[Priority::Urgent as usize]),
         );
-        eprintln!("mean finish, s after the first: urgent 0, high {:.3}, normal {:.3}, low {:.3}", high - urgent, normal - urgent, low - urgent);
+        eprintln!(
+            "mean finish, s after the first: urgent 0, high {:.3}, normal {:.3}, low {:.3}",
+            high - urgent,
+            normal - urgent,
+            low - urgent
+        );
         assert!(urgent < high && high < normal && normal < low, "higher priorities finish first on average");
     });
     // Exactly once: the servers settled 520 jobs between them, no more.
@@ -201,7 +209,11 @@ fn a_killed_server_a_restarted_database_and_a_lost_client_lose_nothing() {
             }
         }
         assert_eq!(retaken, held_by_0.len());
-        eprintln!("{} jobs complete {:.1} s after the restart; {retaken} retaken from the killed server", ids.len() + 50, waited.elapsed().as_secs_f64());
+        eprintln!(
+            "{} jobs complete {:.1} s after the restart; {retaken} retaken from the killed server",
+            ids.len() + 50,
+            waited.elapsed().as_secs_f64()
+        );
 
         // A client that leaves mid-upload: no job, no witness bytes left behind.
         let depth_before = store.depth().await.unwrap();

@@ -6,6 +6,7 @@ mod server;
 use std::time::Duration;
 
 use g16_client::proto::{self, JobState};
+use g16_client::tonic::Code;
 use g16_client::{Client, Priority, ProveOptions, TimelineFormat, WitnessFormat};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::compiled::file::CircuitFile;
@@ -13,7 +14,6 @@ use g16_core::key_store::key_digest_of;
 use g16_core::{CheckedKey, Fr};
 use server::{small_vk, small_wtns, small_zkey, verify, Server};
 use tokio_stream::StreamExt;
-use g16_client::tonic::Code;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
@@ -121,7 +121,8 @@ fn bad_requests_get_precise_statuses_and_leave_the_server_working() {
         // An element outside the field.
         let mut bad = raw.clone();
         bad[32..64].fill(0xff);
-        let (c, m) = code(client.prove("poseidon-8", WitnessFormat::Raw, &bad, ProveOptions::default()).await.unwrap_err());
+        let (c, m) =
+            code(client.prove("poseidon-8", WitnessFormat::Raw, &bad, ProveOptions::default()).await.unwrap_err());
         assert_eq!(c, Code::InvalidArgument, "{m}");
         // Unsatisfied: with C (compiled) the first failing row; without (zkey) the failed check.
         let mut unsat = z.clone();
@@ -271,7 +272,8 @@ fn a_full_queue_or_witness_budget_is_refused_not_queued() {
         let (circuit, key, z, _) = compiled_package(8);
         client.register_compiled("poseidon-8", &circuit, &key).await.unwrap();
         let raw = g16_service::witness::to_raw(&z);
-        let (c, m) = code(client.prove("poseidon-8", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap_err());
+        let (c, m) =
+            code(client.prove("poseidon-8", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap_err());
         assert_eq!(c, Code::ResourceExhausted, "{m}");
         assert!(m.contains("budget"), "{m}");
         // The budget is whole again for what fits.

@@ -29,8 +29,8 @@ pub mod proto {
     tonic::include_proto!("g16.v1");
 }
 
-pub use proto::{CircuitInfo, JobEvent, JobResult, PackageKind, Priority, ServerStatus, TimelineFormat, WitnessFormat};
 use proto::prover_client::ProverClient;
+pub use proto::{CircuitInfo, JobEvent, JobResult, PackageKind, Priority, ServerStatus, TimelineFormat, WitnessFormat};
 
 /// Bytes per streamed message: well under the servers' 4 MiB message limit.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -89,9 +89,7 @@ impl Client {
     /// Connects to `endpoint` (`http://127.0.0.1:7316`), sending `token` with every call.
     pub async fn connect(endpoint: &str, token: Option<&str>) -> Result<Client, ClientError> {
         let auth = match token {
-            Some(token) => {
-                Auth(Some(format!("Bearer {token}").parse().map_err(|_| ClientError::Token)?))
-            }
+            Some(token) => Auth(Some(format!("Bearer {token}").parse().map_err(|_| ClientError::Token)?)),
             None => Auth(None),
         };
         let channel = Endpoint::from_shared(endpoint.to_string())
@@ -117,7 +115,12 @@ impl Client {
     }
 
     /// Registers a g16 compiled circuit file and its arkworks proving key under `name`.
-    pub async fn register_compiled(&mut self, name: &str, circuit: &[u8], key: &[u8]) -> Result<CircuitInfo, ClientError> {
+    pub async fn register_compiled(
+        &mut self,
+        name: &str,
+        circuit: &[u8],
+        key: &[u8],
+    ) -> Result<CircuitInfo, ClientError> {
         self.register(name, PackageKind::Compiled, &[circuit, key]).await
     }
 
@@ -170,7 +173,12 @@ impl Client {
     }
 
     /// Queues a proof of a circom `.wtns` witness; returns the job's id.
-    pub async fn prove_wtns(&mut self, circuit: &str, wtns: &[u8], options: ProveOptions) -> Result<String, ClientError> {
+    pub async fn prove_wtns(
+        &mut self,
+        circuit: &str,
+        wtns: &[u8],
+        options: ProveOptions,
+    ) -> Result<String, ClientError> {
         self.prove(circuit, WitnessFormat::Wtns, wtns, options).await
     }
 

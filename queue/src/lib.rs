@@ -83,8 +83,14 @@ pub enum JobState {
 }
 
 impl JobState {
-    pub const ALL: [JobState; 6] =
-        [JobState::Queued, JobState::Running, JobState::Succeeded, JobState::Failed, JobState::Cancelled, JobState::Expired];
+    pub const ALL: [JobState; 6] = [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Cancelled,
+        JobState::Expired,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -283,7 +283,10 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<JobEvent, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl<B: Backend + 'static> Prover for Api<B> {
-    async fn register_circuit(&self, request: Request<Streaming<RegisterChunk>>) -> Result<Response<CircuitInfo>, Status> {
+    async fn register_circuit(
+        &self,
+        request: Request<Streaming<RegisterChunk>>,
+    ) -> Result<Response<CircuitInfo>, Status> {
         self.register(request.into_inner()).await.map(Response::new).map_err(|s| self.refuse(s))
     }
 
@@ -309,12 +312,11 @@ impl<B: Backend + 'static> Prover for Api<B> {
         let name = request.into_inner().name;
         let loaded = self.state.circuit(&name).await.map_err(|s| self.refuse(s))?;
         let state = Arc::clone(&self.state);
-        let devices = tokio::task::spawn_blocking(move || {
-            state.engine.preload(&loaded.key).map(|_| state.engine.resident())
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?
-        .map_err(|e| self.refuse(Status::resource_exhausted(format!("preloading '{name}': {e}"))))?;
+        let devices =
+            tokio::task::spawn_blocking(move || state.engine.preload(&loaded.key).map(|_| state.engine.resident()))
+                .await
+                .map_err(|e| Status::internal(e.to_string()))?
+                .map_err(|e| self.refuse(Status::resource_exhausted(format!("preloading '{name}': {e}"))))?;
         let devices = devices.into_iter().filter(|(_, keys)| keys.iter().any(|(k, _)| *k == name)).map(|(d, _)| d);
         Ok(Response::new(ResidentReply { devices: devices.collect() }))
     }
@@ -450,7 +452,8 @@ impl<B: Backend + 'static> Prover for Api<B> {
             .into_iter()
             .enumerate()
             .map(|(i, d)| {
-                let keys = resident.iter().find(|(label, _)| *label == d.label).map(|(_, k)| k.clone()).unwrap_or_default();
+                let keys =
+                    resident.iter().find(|(label, _)| *label == d.label).map(|(_, k)| k.clone()).unwrap_or_default();
                 proto::DeviceStatus {
                     name: d.label,
                     backend: d.backend,

@@ -217,9 +217,14 @@ async fn serve_metrics<B: Backend + 'static>(state: Arc<state::State<B>>, listen
                 async move {
                     if let Some(token) = &state.config.token {
                         let given = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-                        let ok = given.and_then(|v| v.strip_prefix("Bearer ")).is_some_and(|g| api::same(g.as_bytes(), token.as_bytes()));
+                        let ok = given
+                            .and_then(|v| v.strip_prefix("Bearer "))
+                            .is_some_and(|g| api::same(g.as_bytes(), token.as_bytes()));
                         if !ok {
-                            return (StatusCode::UNAUTHORIZED, String::from("this server needs 'authorization: Bearer <token>'\n"));
+                            return (
+                                StatusCode::UNAUTHORIZED,
+                                String::from("this server needs 'authorization: Bearer <token>'\n"),
+                            );
                         }
                     }
                     let gauges = state.gauges().await;

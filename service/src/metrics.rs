@@ -99,7 +99,8 @@ impl Metrics {
         if let Some(depth) = &gauges.depth {
             header(o, "g16_jobs", "gauge", "Jobs queued (by priority) and running, in the queue this server uses.");
             for p in Priority::ALL {
-                let _ = writeln!(o, "g16_jobs{{state=\"queued\",priority=\"{}\"}} {}", p.name(), depth.queued[p as usize]);
+                let _ =
+                    writeln!(o, "g16_jobs{{state=\"queued\",priority=\"{}\"}} {}", p.name(), depth.queued[p as usize]);
             }
             let _ = writeln!(o, "g16_jobs{{state=\"running\"}} {}", depth.running);
         }

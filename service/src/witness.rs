@@ -50,7 +50,7 @@ pub fn to_raw(z: &[Fr]) -> Vec<u8> {
 }
 
 pub fn from_raw(bytes: &[u8]) -> Result<Vec<Fr>, WitnessError> {
-    if bytes.len() % ELEMENT != 0 {
+    if !bytes.len().is_multiple_of(ELEMENT) {
         return Err(WitnessError::RawLength(bytes.len()));
     }
     bytes

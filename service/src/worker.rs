@@ -136,7 +136,11 @@ async fn settle<B: Backend + 'static>(state: &State<B>, job: g16_queue::JobId, o
     }
 }
 
-async fn prove<B: Backend + 'static>(state: &Arc<State<B>>, lease: Lease, loaded: Arc<crate::package::Loaded>) -> Outcome {
+async fn prove<B: Backend + 'static>(
+    state: &Arc<State<B>>,
+    lease: Lease,
+    loaded: Arc<crate::package::Loaded>,
+) -> Outcome {
     let mut rng = rand::rngs::OsRng;
     let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
     let raw = lease.witness;

@@ -127,7 +127,10 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
             ClientCommand::List => {
                 for c in client.circuits().await? {
                     let kind = PackageKind::try_from(c.kind).map_or("?", |k| k.as_str_name());
-                    println!("{}  {kind}  {} constraints  {} variables  sha256 {}", c.name, c.constraints, c.variables, c.digest);
+                    println!(
+                        "{}  {kind}  {} constraints  {} variables  sha256 {}",
+                        c.name, c.constraints, c.variables, c.digest
+                    );
                 }
             }
             ClientCommand::Prove { circuit, witness, priority, deadline_secs, out } => {

@@ -13,10 +13,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::job::Instance;
 use super::job::Ticket;
+use super::resident::{CircuitKey, ResidentKey, ResidentSet};
 use super::{EngineError, LockDesign, Shared, Stage};
 use crate::backend::{Backend, Element};
 use crate::compiled::CompiledCircuit;
-use super::resident::{CircuitKey, ResidentKey, ResidentSet};
 use crate::prover::{CheckedKey, KeyShape, MsmSums, PreparedKey, ProveError, Prover};
 use crate::timeline::report::names;
 use crate::timeline::{Layer, Timeline};
@@ -243,7 +243,8 @@ pub(crate) fn device_worker<B: Backend>(shared: &Shared<B>, device: usize, worke
     loop {
         // The keys resident now: a partition of one of them needs no upload here.
         let held: Vec<String> = dev.resident().into_iter().map(|(name, _)| name).collect();
-        let resident = |ready: &Ready| ready.ticket.job.circuit.as_ref().is_some_and(|c| held.iter().any(|h| h == c.name()));
+        let resident =
+            |ready: &Ready| ready.ticket.job.circuit.as_ref().is_some_and(|c| held.iter().any(|h| h == c.name()));
         let Some(Ready { mut ticket, instance }) = shared.channel.pop_preferring(resident) else { break };
         ticket.end_wait();
         if let Some(why) = shared.reason_to_stop(&ticket) {

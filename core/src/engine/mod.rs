@@ -326,7 +326,9 @@ impl<B: Backend + 'static> Engine<B> {
     pub fn preload(&self, circuit: &CircuitKey) -> Result<(), EngineError> {
         for slot in &self.shared.devices {
             let device = &slot.device;
-            device.preload(circuit).map_err(|source| EngineError::Device { device: device.label().to_string(), source })?;
+            device
+                .preload(circuit)
+                .map_err(|source| EngineError::Device { device: device.label().to_string(), source })?;
         }
         Ok(())
     }

@@ -51,7 +51,8 @@ impl CircuitKey {
     pub fn device_bytes(&self) -> u64 {
         let pk = self.key.proving_key();
         let g1 = pk.a_query.len() + pk.b_g1_query.len() + pk.l_query.len() + pk.h_query.len();
-        let mut bytes = g1 as u64 * G1Affine::HOST_BYTES as u64 + pk.b_g2_query.len() as u64 * G2Affine::HOST_BYTES as u64;
+        let mut bytes =
+            g1 as u64 * G1Affine::HOST_BYTES as u64 + pk.b_g2_query.len() as u64 * G2Affine::HOST_BYTES as u64;
         if let Some(circuit) = &self.circuit {
             let (a, b, c) = circuit.matrices();
             for m in [Some(a), Some(b), c].into_iter().flatten() {
@@ -117,7 +118,11 @@ impl ResidentSet {
     /// The key named as `circuit` is, prepared on `backend` if it is not resident yet, after
     /// evicting the least recently used keys its bytes need. Preparing holds the set's lock,
     /// so two workers never prepare one key twice.
-    pub fn get_or_prepare<B: Backend>(&self, backend: &B, circuit: &CircuitKey) -> Result<Arc<ResidentKey>, ProveError> {
+    pub fn get_or_prepare<B: Backend>(
+        &self,
+        backend: &B,
+        circuit: &CircuitKey,
+    ) -> Result<Arc<ResidentKey>, ProveError> {
         let mut inner = self.inner();
         inner.clock += 1;
         let now = inner.clock;
@@ -160,7 +165,7 @@ impl ResidentSet {
     pub fn list(&self) -> Vec<(String, u64)> {
         let inner = self.inner();
         let mut entries: Vec<&Entry> = inner.entries.iter().collect();
-        entries.sort_by(|a, b| b.last_used.cmp(&a.last_used));
+        entries.sort_by_key(|e| std::cmp::Reverse(e.last_used));
         entries.iter().map(|e| (e.key.name.clone(), e.key.bytes)).collect()
     }
 }
