@@ -233,6 +233,9 @@ pub trait JobStore: Send + Sync + 'static {
     async fn cancel(&self, job: JobId) -> StoreResult<Option<JobState>>;
     async fn job(&self, job: JobId) -> StoreResult<Option<JobRecord>>;
     async fn depth(&self) -> StoreResult<Depth>;
+    /// Forgets settled jobs that finished before `settled_before` (their proofs and timelines
+    /// with them); returns how many. Queued and running jobs are never purged.
+    async fn purge(&self, settled_before: SystemTime) -> StoreResult<u64>;
     /// Returns once `job` may have changed state (or after `timeout`): a watcher calls
     /// [`JobStore::job`] again after it. Spurious wakeups are allowed.
     async fn changed(&self, job: JobId, timeout: Duration);

@@ -57,7 +57,7 @@ struct Inner {
 }
 
 /// One server's queue, in its memory; lost with the process. Settled jobs stay listed (without
-/// their witnesses) for the life of the store.
+/// their witnesses) until purged.
 #[derive(Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
@@ -304,6 +304,14 @@ impl JobStore for MemoryStore {
 
     async fn job(&self, job: JobId) -> StoreResult<Option<JobRecord>> {
         Ok(self.lock().jobs.get(&job).map(|j| j.record.clone()))
+    }
+
+    async fn purge(&self, settled_before: SystemTime) -> StoreResult<u64> {
+        let mut inner = self.lock();
+        let before = inner.jobs.len();
+        // Settled jobs are in no index but the map.
+        inner.jobs.retain(|_, j| !(j.record.state.is_final() && j.record.finished.is_some_and(|f| f < settled_before)));
+        Ok((before - inner.jobs.len()) as u64)
     }
 
     async fn depth(&self) -> StoreResult<Depth> {

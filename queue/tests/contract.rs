@@ -76,6 +76,7 @@ contract!(
     changed_wakes_a_watcher,
     abandoned_three_times_is_failed,
     eight_workers_complete_each_job_once,
+    purge_forgets_settled_jobs_only,
 );
 
 fn circuit(name: &str, digest: u8) -> CircuitRecord {
@@ -458,4 +459,23 @@ async fn eight_workers_complete_each_job_once(store: Store) {
     for job in submitted {
         assert_eq!(state(&store, job).await, JobState::Succeeded);
     }
+}
+
+async fn purge_forgets_settled_jobs_only(store: Store) {
+    with_circuits(&store).await;
+    let done = submit(&store, "a", Priority::Normal).await;
+    let running = submit(&store, "a", Priority::Normal).await;
+    let queued = submit(&store, "a", Priority::Low).await;
+    let first = take_one(&store, "w", &[]).await.unwrap();
+    let second = take_one(&store, "w", &[]).await.unwrap();
+    let (finished, still) = if first.job == done { (first, second) } else { (second, first) };
+    assert!(store.complete("w", finished.job, proved(finished.job)).await.unwrap());
+    assert_eq!(still.job, running);
+    // Nothing finished before a moment ago.
+    assert_eq!(store.purge(SystemTime::now() - Duration::from_secs(60)).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(store.purge(SystemTime::now() + Duration::from_secs(1)).await.unwrap(), 1);
+    assert!(store.job(done).await.unwrap().is_none());
+    assert_eq!(state(&store, running).await, JobState::Running);
+    assert_eq!(state(&store, queued).await, JobState::Queued);
 }

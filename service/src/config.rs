@@ -33,6 +33,8 @@ pub struct ServeConfig {
     pub shutdown_grace: Duration,
     /// Verify every proof before returning it.
     pub verify: bool,
+    /// How long a settled job's result stays readable before the queue forgets it.
+    pub keep_results: Duration,
     /// Device memory the resident keys may take per device (`None`: three quarters of what
     /// the backend reports, unbounded where it reports nothing).
     pub resident_budget: Option<u64>,
@@ -54,6 +56,7 @@ impl Default for ServeConfig {
             poll: Duration::from_millis(50),
             shutdown_grace: Duration::from_secs(120),
             verify: true,
+            keep_results: Duration::from_secs(24 * 3600),
             resident_budget: None,
         }
     }

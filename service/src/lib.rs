@@ -123,8 +123,17 @@ impl<B: Backend + 'static> Bound<B> {
             let state = Arc::clone(&state);
             let stopping = stopping.clone();
             tokio::spawn(async move {
+                let mut tick: u64 = 0;
                 while !stopping() {
                     state.sample_busy();
+                    // Once a minute: results older than the retention go (every server of a
+                    // fleet does it; deleting twice deletes nothing more).
+                    if tick % 60 == 0 {
+                        if let Some(before) = std::time::SystemTime::now().checked_sub(state.config.keep_results) {
+                            let _ = state.store.purge(before).await;
+                        }
+                    }
+                    tick += 1;
                     // Witnesses of jobs settled without a worker (cancelled while queued,
                     // expired) go back to the budget here.
                     for job in state.budget.held_jobs() {

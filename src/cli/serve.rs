@@ -50,6 +50,9 @@ pub struct ServeArgs {
     /// Seconds in-flight jobs may take to finish after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = 120)]
     pub grace_secs: u64,
+    /// Hours a settled job's result stays readable (then the queue forgets it).
+    #[arg(long, default_value_t = 24)]
+    pub keep_results_hours: u64,
     /// This server's name in the queue (default host:pid).
     #[arg(long)]
     pub worker: Option<String>,
@@ -80,6 +83,7 @@ pub fn run(settings: &Settings, args: ServeArgs) -> Result<(), CliError> {
         lease: Duration::from_secs(args.lease_secs.max(1)),
         shutdown_grace: Duration::from_secs(args.grace_secs),
         verify: !args.no_verify,
+        keep_results: Duration::from_secs(args.keep_results_hours * 3600),
         ..ServeConfig::default()
     };
     if let Some(worker) = &args.worker {

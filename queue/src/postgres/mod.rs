@@ -10,7 +10,7 @@ mod migrate;
 mod sql;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
@@ -211,6 +211,11 @@ impl JobStore for PgStore {
         let client = self.client().await?;
         let row = client.query_opt(sql::JOB, &[&job]).await.map_err(db_error)?;
         row.map(|row| sql::job(&row)).transpose()
+    }
+
+    async fn purge(&self, settled_before: SystemTime) -> StoreResult<u64> {
+        let client = self.client().await?;
+        client.execute(sql::PURGE, &[&settled_before]).await.map_err(db_error)
     }
 
     async fn depth(&self) -> StoreResult<Depth> {

@@ -25,6 +25,9 @@ pub const SUBMIT: &str = "
     )
     INSERT INTO witnesses (job, bytes) SELECT id, $5 FROM job";
 
+/// Settled jobs finished before $1 (their witnesses went when they settled).
+pub const PURGE: &str = "DELETE FROM jobs WHERE state NOT IN ('queued', 'running') AND finished < $1";
+
 /// Queued jobs whose deadline passed; rows another taker holds are left to it.
 pub const EXPIRE_DEADLINES: &str = "
     WITH due AS (
