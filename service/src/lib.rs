@@ -128,7 +128,7 @@ impl<B: Backend + 'static> Bound<B> {
                     state.sample_busy();
                     // Once a minute: results older than the retention go (every server of a
                     // fleet does it; deleting twice deletes nothing more).
-                    if tick % 60 == 0 {
+                    if tick.is_multiple_of(60) {
                         if let Some(before) = std::time::SystemTime::now().checked_sub(state.config.keep_results) {
                             let _ = state.store.purge(before).await;
                         }
