@@ -75,8 +75,6 @@ pub struct ProveOptions {
     pub priority: Priority,
     /// Not started after this long from submission.
     pub deadline: Option<Duration>,
-    /// Keep the job's timeline for [`Client::timeline`].
-    pub trace: bool,
 }
 
 /// A connection to one server (any server of a fleet).
@@ -196,7 +194,6 @@ impl Client {
             deadline_ms: options.deadline.map_or(0, |d| d.as_millis().max(1) as u64),
             format: format.into(),
             witness_bytes: witness.len() as u64,
-            trace: options.trace,
         };
         let mut messages = vec![proto::ProveChunk { part: Some(proto::prove_chunk::Part::Header(header)) }];
         for chunk in witness.chunks(CHUNK_BYTES) {

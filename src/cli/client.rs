@@ -134,7 +134,7 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
                 }
             }
             ClientCommand::Prove { circuit, witness, priority, deadline_secs, out } => {
-                let options = ProveOptions { priority, deadline: deadline_secs.map(Duration::from_secs), trace: false };
+                let options = ProveOptions { priority, deadline: deadline_secs.map(Duration::from_secs) };
                 let job = client.prove(&circuit, WitnessFormat::Wtns, &read(&witness)?, options).await?;
                 println!("job {job} queued");
                 if let Some(out) = out {
