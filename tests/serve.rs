@@ -237,7 +237,7 @@ fn sigterm_finishes_queued_jobs_then_exits() {
 }
 
 #[test]
-fn cancelled_and_expired_jobs_say_so() {
+fn cancelled_jobs_say_so() {
     let server = Server::start(&[]);
     runtime().block_on(async {
         let mut client = server.client().await;
