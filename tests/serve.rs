@@ -8,11 +8,8 @@ use std::time::Duration;
 use g16_client::proto::{self, JobState};
 use g16_client::tonic::Code;
 use g16_client::{Client, Priority, ProveOptions, TimelineFormat, WitnessFormat};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::compiled::file::CircuitFile;
-use g16_core::key_store::key_digest_of;
-use g16_core::{CheckedKey, Fr};
-use server::{small_vk, small_wtns, small_zkey, verify, Server};
+use g16_core::Fr;
+use server::{compiled_package, small_vk, small_wtns, small_zkey, verify, Server};
 use tokio_stream::StreamExt;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -24,17 +21,6 @@ fn code(e: g16_client::ClientError) -> (Code, String) {
         g16_client::ClientError::Status(s) => (s.code(), s.message().to_string()),
         other => panic!("expected a status, got {other}"),
     }
-}
-
-/// A built-in circuit compiled beside its key: the package parts, a witness, and its key.
-fn compiled_package(size: u32) -> (Vec<u8>, Vec<u8>, Vec<Fr>, CheckedKey) {
-    let mut rng = rand::thread_rng();
-    let instance = |seed| BuiltinCircuit::new(CircuitKind::Poseidon, size, seed).unwrap();
-    let key = CheckedKey::generate(instance(0), &mut rng).unwrap();
-    let circuit = g16_core::compiled::compile(instance(0)).unwrap();
-    let file = CircuitFile { circuit, key_digest: Some(key_digest_of(&key).unwrap()) };
-    let z = g16_core::compiled::witness(instance(7)).unwrap();
-    (file.to_bytes(), key.to_bytes(false).unwrap(), z, key)
 }
 
 #[test]

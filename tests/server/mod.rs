@@ -39,6 +39,20 @@ pub fn verify(vk: &VerifyingKey, result: &JobResult) -> bool {
     Groth16::<Curve>::verify(vk, &public, &proof).expect("verification runs")
 }
 
+/// A built-in circuit (poseidon, 2^`size`) compiled beside its key: the package's two parts,
+/// one instance's witness, and the key.
+pub fn compiled_package(size: u32) -> (Vec<u8>, Vec<u8>, Vec<Fr>, g16_core::CheckedKey) {
+    use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+    let mut rng = rand::thread_rng();
+    let instance = |seed| BuiltinCircuit::new(CircuitKind::Poseidon, size, seed).unwrap();
+    let key = g16_core::CheckedKey::generate(instance(0), &mut rng).unwrap();
+    let circuit = g16_core::compiled::compile(instance(0)).unwrap();
+    let digest = g16_core::key_store::key_digest_of(&key).unwrap();
+    let file = g16_core::compiled::file::CircuitFile { circuit, key_digest: Some(digest) };
+    let z = g16_core::compiled::witness(instance(7)).unwrap();
+    (file.to_bytes(), key.to_bytes(false).unwrap(), z, key)
+}
+
 pub struct Server {
     pub child: Child,
     pub grpc: String,
