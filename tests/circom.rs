@@ -151,7 +151,7 @@ fn snarkjs_verifies_g16_proofs_of_circom_circuits() {
     let help = run(g16(), &["prove", "--help"], Path::new("."));
     assert!(
         String::from_utf8_lossy(&help.stdout).contains("--zkey"),
-        "g16 prove has no --zkey/--wtns/--out: src/cli/prove.rs calls cli::circom::prove_zkey for them"
+        "g16 prove has no --zkey/--wtns/--out: src/cli/prove.rs hands them to cli::prove_files::prove_zkey"
     );
     let mut backends = vec!["cpu"];
     match wgpu_available() {

@@ -12,7 +12,8 @@ use ark_relations::utils::matrix::Matrix;
 
 use super::{CompileError, CompiledCircuit};
 use crate::backend::SparseMatrix;
-use crate::prover::{ProveError, Qap};
+use crate::prover::error::ProveError;
+use crate::prover::key::Qap;
 use crate::Fr;
 
 /// The R1CS of `circuit`'s shape, by synthesis in setup mode (no witness is computed; a

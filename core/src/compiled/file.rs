@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 use super::{CompileError, CompiledCircuit};
 use crate::backend::SparseMatrix;
-use crate::prover::Qap;
+use crate::prover::key::Qap;
 use crate::Fr;
 
 pub const MAGIC: &[u8; 8] = b"g16circ\0";

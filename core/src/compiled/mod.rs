@@ -18,7 +18,8 @@ pub mod file;
 
 use crate::backend::sparse::MatrixError;
 use crate::backend::SparseMatrix;
-use crate::prover::{KeyShape, ProveError, Qap};
+use crate::prover::error::ProveError;
+use crate::prover::key::{KeyShape, Qap};
 use crate::Fr;
 
 pub use arkworks::{compile, witness};

@@ -13,58 +13,24 @@
 //! on any device gives the proof `ark_groth16::Groth16::create_proof_with_reduction` gives
 //! (libsnark reduction), bit for bit — which the tests check.
 
+pub mod error;
 pub mod key;
 mod prepared;
 pub mod synthesis;
 
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::Zero;
-use ark_relations::gr1cs::{ConstraintSynthesizer, SynthesisError};
+use ark_relations::gr1cs::ConstraintSynthesizer;
 
+pub use error::ProveError;
 pub use key::{CheckedKey, KeyError, KeyShape, PointProblem, Qap};
 pub use prepared::{PreparedCircuit, PreparedKey};
 pub use synthesis::{synthesize, Synthesized};
 
-use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, BackendError, NttKind, ScalarBuffer, Scalars};
+use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, NttKind, ScalarBuffer, Scalars};
 use crate::compiled::CompiledCircuit;
 use crate::timeline::{Layer, Timeline};
 use crate::{Fr, G1Projective, G2Projective, Proof};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ProveError {
-    #[error("synthesis failed: {0}")]
-    Synthesis(SynthesisError),
-    #[error("the witness does not satisfy the circuit: constraint {row} fails")]
-    Unsatisfied { row: usize },
-    #[error("the circuit uses the non-R1CS predicate '{predicate}'; Groth16 proves R1CS only")]
-    NotR1cs { predicate: String },
-    #[error("{rows} constraint rows need a domain larger than Fr supports (2^{max_log2})")]
-    DomainTooLarge { rows: usize, max_log2: u32 },
-    #[error("the proving key does not match the circuit: {what}: key has {key}, circuit has {circuit}")]
-    KeyMismatch { what: &'static str, key: usize, circuit: usize },
-    #[error("the prepared key was made for another backend instance")]
-    KeyForAnotherBackend,
-    #[error("{expected} public inputs expected, {got} given")]
-    PublicInputCount { expected: usize, got: usize },
-    #[error("the key was made for {key:?}'s QAP, the circuit for {circuit:?}'s")]
-    QapMismatch { key: Qap, circuit: Qap },
-    #[error("the witness has {got} values, the circuit {expected} variables")]
-    WitnessLength { expected: usize, got: usize },
-    #[error("the witness does not start with the constant 1")]
-    WitnessConstant,
-    #[error("a partition came as an assignment, but the engine's devices have no compiled circuit")]
-    NoCompiledCircuit,
-    #[error("the job names no circuit and the device was started without a key")]
-    NoKey,
-    #[error(transparent)]
-    Key(#[from] KeyError),
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    #[error("verification failed: {0}")]
-    Verify(String),
-    #[error("internal error: {0}")]
-    Internal(String),
-}
 
 /// A partition's inputs on the device, between [`Prover::stage`] and [`Prover::release`].
 /// Dropping it frees the device memory.
