@@ -129,7 +129,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
 
 fn main() -> ExitCode {
     quiet_vulkan_device_selection();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        end_quietly_on_a_closed_pipe();
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -147,5 +151,17 @@ fn quiet_vulkan_device_selection() {
     let no_desktop = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| d.is_empty());
     if no_desktop && std::env::var_os("NODEVICE_SELECT").is_none() {
         std::env::set_var("NODEVICE_SELECT", "1");
+    }
+}
+
+/// Rust ignores SIGPIPE, so `println!` to a reader that has gone (`g16 devices | head -1`)
+/// panics. A command that only prints ends quietly instead, as other command-line tools do. Not
+/// `g16 serve`: a client that leaves must cost its socket write an error, not the server.
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: runs on the main thread before any other thread starts (the backends and the
+    // engine start theirs later) and only restores the default disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -288,3 +288,25 @@ fn compile_witness_and_prove_from_files() {
     assert!(err.contains("another proving key") || err.contains("does not match"), "{err}");
     assert!(!sb.path("bad").join("proof.json").exists(), "a failed proof writes nothing");
 }
+
+/// A reader that leaves early (`g16 … | head -1`) ends the command quietly, not with a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = std::env::temp_dir().join(format!("g16-closed-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+        .args(["witness", "--circuit", "synthetic", "--size", "8", "--out"])
+        .arg(dir.join("w.wtns"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader is gone before the command prints
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}: {stderr}", out.status);
+    let _ = std::fs::remove_dir_all(&dir);
+}
