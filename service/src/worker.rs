@@ -97,7 +97,19 @@ pub(crate) async fn heartbeat<B: Backend + 'static>(state: Arc<State<B>>, stop: 
 
 async fn run_job<B: Backend + 'static>(state: Arc<State<B>>, lease: Lease) {
     let (job, circuit) = (lease.job, lease.circuit.clone());
-    let outcome = match state.circuit(&circuit).await {
+    // A database that is away is waited for (the heartbeat keeps the lease meanwhile): only a
+    // package that cannot be used fails the job.
+    let mut wait = Duration::from_millis(50);
+    let loaded = loop {
+        match state.circuit(&circuit).await {
+            Err(status) if status.code() == tonic::Code::Unavailable => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            other => break other,
+        }
+    };
+    let outcome = match loaded {
         Ok(loaded) => prove(&state, lease, loaded).await,
         Err(status) => Outcome::Failed { code: reason::PACKAGE.into(), message: status.message().to_string() },
     };
