@@ -22,8 +22,9 @@
 #                 zkey proven on CUDA, then A·z, whole proofs against arkworks, synthesis
 #                 against witness alone, and the engine at 2^22 on 4 witness workers
 #       serve     the proving service on one device: one proof's latency through it against
-#                 `g16 prove` from the same files, and its throughput under load against the
-#                 in-process engine, synthetic 2^20 and 2^22 (compiled circuits)
+#                 the same proof in process from an assignment in memory, and its throughput
+#                 under load against the in-process engine, synthetic 2^20 and 2^22 (compiled
+#                 circuits; SIZES picks, SKIP_CLI skips `g16 prove` from the files)
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -195,28 +196,32 @@ serve() {
     step 300 "serve-setup-$size" bash -c "'$D/g16' setup --circuit synthetic --size $size --out '$w/k$size.pk' &&
       '$D/g16' compile --circuit synthetic --size $size --out '$w/c$size.circ' &&
       '$D/g16' witness --circuit synthetic --size $size --out '$w/w$size.wtns'"
+    # What one proof costs in process, from an assignment in memory (the service's comparison)
+    # and with the witness generated in the timed call.
+    echo "== [$SECONDS] bench prove-assignment $size"
+    timeout 200 "$D/g16" bench --no-plot --json "$OUT/serve-bench.jsonl" --backends cuda \
+      --ops prove-witness,prove-assignment --sizes "$size" --runs 5 2>&1 | grep -v "^\s*$"
     [ -n "${SKIP_CLI:-}" ] || step 120 "serve-cli-$size" "$D/g16" prove --compiled "$w/c$size.circ" --witness "$w/w$size.wtns" --key "$w/k$size.pk" \
       --backend cuda --out "$w/p$size"
-    local partitions=$((size == 20 ? 64 : 24))
+    local partitions=$((size == 20 ? 96 : 32))
     timeout 300 "$D/g16" prove --circuit synthetic --size "$size" --partitions "$partitions" --devices cuda:0 --lock split \
       --gpu-workers-per-device 2 --synth-workers 4 --json | tee -a "$OUT/serve-engine.jsonl" | cut -c1-300
-  done
-  "$D/g16" serve --devices cuda:0 --listen "$addr" --metrics 127.0.0.1:7317 --witness-budget-mib 16384 >"$OUT/serve.log" 2>&1 &
-  local server=$!
-  sleep 3
-  local c=("$D/g16" client --server "http://$addr")
-  for size in $sizes; do
-    step 200 "serve-register-$size" "${c[@]}" register --name "s$size" --compiled "$w/c$size.circ" --key "$w/k$size.pk"
+    # A server per size, so one size's resident key does not squeeze the other's.
+    "$D/g16" serve --devices cuda:0 --listen "$addr" --metrics 127.0.0.1:7317 --witness-budget-mib 16384 >"$OUT/serve-$size.log" 2>&1 &
+    local server=$!
+    sleep 3
+    local c=("$D/g16" client --server "http://$addr")
+    step 400 "serve-register-$size" "${c[@]}" register --name "s$size" --compiled "$w/c$size.circ" --key "$w/k$size.pk"
     "${c[@]}" load --circuit "s$size" --witness "$w/w$size.wtns" --jobs 3 --clients 1 >/dev/null # warm: key resident
     "${c[@]}" load --circuit "s$size" --witness "$w/w$size.wtns" --jobs 8 --clients 1 --json "$OUT/serve.jsonl"
-    local jobs=$((size == 20 ? 96 : 24)) clients=$((size == 20 ? 16 : 6))
+    local jobs=$((size == 20 ? 192 : 48)) clients=$((size == 20 ? 16 : 8))
     "${c[@]}" load --circuit "s$size" --witness "$w/w$size.wtns" --jobs "$jobs" --clients "$clients" --json "$OUT/serve.jsonl"
+    "${c[@]}" status | tee "$OUT/serve-status-$size.txt"
+    curl -s 127.0.0.1:7317/metrics >"$OUT/serve-metrics-$size.txt" 2>/dev/null
+    kill -TERM "$server"
+    wait "$server"
+    echo "   g16 serve exit: $?"
   done
-  "${c[@]}" status | tee "$OUT/serve-status.txt"
-  curl -s 127.0.0.1:7317/metrics >"$OUT/serve-metrics.txt" 2>/dev/null
-  kill -TERM "$server"
-  wait "$server"
-  echo "   g16 serve exit: $?"
 }
 
 case "${1:-}" in

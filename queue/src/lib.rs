@@ -148,7 +148,8 @@ pub struct Lease {
     pub job: JobId,
     pub circuit: String,
     pub priority: Priority,
-    pub witness: Vec<u8>,
+    /// Shared, not copied: a store that keeps the witness in memory hands out the same bytes.
+    pub witness: std::sync::Arc<Vec<u8>>,
     /// How many times the job has been taken, this time included (> 1: a worker died with it).
     pub attempt: u32,
 }

@@ -22,7 +22,7 @@ type Place = (Reverse<Priority>, u64);
 struct Job {
     record: JobRecord,
     /// Dropped when the job settles: nobody reads it after.
-    witness: Option<Vec<u8>>,
+    witness: Option<Arc<Vec<u8>>>,
     /// Submission order (timestamps can tie).
     seq: u64,
     lease_until: Option<Instant>,
@@ -218,7 +218,7 @@ impl JobStore for MemoryStore {
             outcome: None,
         };
         let entry =
-            Job { record, witness: Some(job.witness), seq, lease_until: None, changed: Arc::new(Notify::new()) };
+            Job { record, witness: Some(Arc::new(job.witness)), seq, lease_until: None, changed: Arc::new(Notify::new()) };
         let place = entry.place();
         inner.queued.insert(place, job.id);
         inner.queued_by_circuit.entry(entry.record.circuit.clone()).or_default().insert(place, job.id);

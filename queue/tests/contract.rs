@@ -216,7 +216,7 @@ async fn expired_lease_is_taken_again_by_another_worker(store: Store) {
     let first = store.take("w1", &[], SHORT, 1).await.expect("take");
     assert_eq!(first.len(), 1);
     assert_eq!((first[0].job, first[0].attempt), (job, 1));
-    assert_eq!(first[0].witness, job.as_bytes());
+    assert_eq!(*first[0].witness, job.as_bytes());
     // A live lease is nobody else's.
     assert!(store.take("w2", &[], LONG, 1).await.expect("take").is_empty());
     assert_eq!(store.renew("w2", &[job], LONG).await.expect("renew"), Vec::<JobId>::new());

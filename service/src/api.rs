@@ -160,7 +160,7 @@ impl<B: Backend + 'static> Api<B> {
         })
         .await?;
         let n = loaded.num_variables();
-        let raw = tokio::task::spawn_blocking(move || witness::parse(format, &bytes, n).map(|z| witness::to_raw(&z)))
+        let raw = tokio::task::spawn_blocking(move || witness::to_stored(format, bytes, n))
             .await
             .map_err(|e| Status::internal(format!("reading the witness: {e}")))?
             .map_err(|e| Status::invalid_argument(e.to_string()))?;

@@ -1,13 +1,11 @@
 //! Witnesses as jobs carry them: uploaded as a circom `.wtns` file or raw, kept in the store
 //! raw — the assignment z, 32 bytes little-endian per element, every element checked to be
-//! below the field's modulus — so the worker that proves it only copies.
+//! below the field's modulus. Accepting one only compares and copies; the worker that proves
+//! it turns it into field elements once, on all its cores.
 
-use ark_ff::{BigInt, PrimeField};
 use g16_client::proto::WitnessFormat;
-use g16_core::circom::wtns::read_wtns;
+use g16_core::circom::{first_non_canonical, values_from_le, values_to_le, wtns_values, VALUE_BYTES};
 use g16_core::Fr;
-
-const ELEMENT: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WitnessError {
@@ -23,47 +21,48 @@ pub enum WitnessError {
     Constant,
 }
 
-/// Parses an uploaded witness and checks it against the circuit's variable count.
-pub fn parse(format: WitnessFormat, bytes: &[u8], num_variables: usize) -> Result<Vec<Fr>, WitnessError> {
-    let z = match format {
-        WitnessFormat::Wtns => read_wtns(bytes)?,
-        WitnessFormat::Raw => from_raw(bytes)?,
+/// An uploaded witness in the store's raw form, checked (every element in the field, the
+/// count the circuit's, the constant 1 first) but not converted.
+pub fn to_stored(format: WitnessFormat, bytes: Vec<u8>, num_variables: usize) -> Result<Vec<u8>, WitnessError> {
+    let raw = match format {
+        WitnessFormat::Wtns => wtns_values(&bytes)?.to_vec(),
+        WitnessFormat::Raw => {
+            check_raw(&bytes)?;
+            bytes
+        }
     };
-    if z.len() != num_variables {
-        return Err(WitnessError::Length { expected: num_variables, got: z.len() });
+    let got = raw.len() / VALUE_BYTES;
+    if got != num_variables {
+        return Err(WitnessError::Length { expected: num_variables, got });
     }
-    if z.first() != Some(&Fr::from(1u64)) {
+    let mut one = [0u8; VALUE_BYTES];
+    one[0] = 1;
+    if raw.get(..VALUE_BYTES) != Some(&one[..]) {
         return Err(WitnessError::Constant);
     }
-    Ok(z)
+    Ok(raw)
+}
+
+fn check_raw(bytes: &[u8]) -> Result<(), WitnessError> {
+    if !bytes.len().is_multiple_of(VALUE_BYTES) {
+        return Err(WitnessError::RawLength(bytes.len()));
+    }
+    match first_non_canonical(bytes) {
+        Some(i) => Err(WitnessError::NotInField(i)),
+        None => Ok(()),
+    }
 }
 
 /// The store's form of an assignment (also the raw upload format).
 pub fn to_raw(z: &[Fr]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(z.len() * ELEMENT);
-    for x in z {
-        for limb in x.into_bigint().0 {
-            out.extend_from_slice(&limb.to_le_bytes());
-        }
-    }
-    out
+    values_to_le(z)
 }
 
 pub fn from_raw(bytes: &[u8]) -> Result<Vec<Fr>, WitnessError> {
-    if !bytes.len().is_multiple_of(ELEMENT) {
+    if !bytes.len().is_multiple_of(VALUE_BYTES) {
         return Err(WitnessError::RawLength(bytes.len()));
     }
-    bytes
-        .chunks_exact(ELEMENT)
-        .enumerate()
-        .map(|(i, chunk)| {
-            let mut limbs = [0u64; 4];
-            for (limb, b) in limbs.iter_mut().zip(chunk.chunks_exact(8)) {
-                *limb = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-            }
-            Fr::from_bigint(BigInt(limbs)).ok_or(WitnessError::NotInField(i))
-        })
-        .collect()
+    values_from_le(bytes).map_err(WitnessError::NotInField)
 }
 
 #[cfg(test)]
@@ -77,14 +76,18 @@ mod tests {
         let z: Vec<Fr> = std::iter::once(Fr::from(1u64)).chain((0..20).map(|_| Fr::rand(&mut rng))).collect();
         let raw = to_raw(&z);
         assert_eq!(from_raw(&raw).unwrap(), z);
-        assert_eq!(parse(WitnessFormat::Raw, &raw, z.len()).unwrap(), z);
-        assert!(matches!(parse(WitnessFormat::Raw, &raw, z.len() + 1), Err(WitnessError::Length { .. })));
+        assert_eq!(to_stored(WitnessFormat::Raw, raw.clone(), z.len()).unwrap(), raw);
+        let wtns = g16_core::circom::write_wtns(&z);
+        assert_eq!(to_stored(WitnessFormat::Wtns, wtns.clone(), z.len()).unwrap(), raw);
+        assert!(matches!(to_stored(WitnessFormat::Wtns, wtns, z.len() - 1), Err(WitnessError::Length { .. })));
+        assert!(matches!(to_stored(WitnessFormat::Raw, raw.clone(), z.len() + 1), Err(WitnessError::Length { .. })));
         assert!(matches!(from_raw(&raw[..raw.len() - 1]), Err(WitnessError::RawLength(_))));
         let mut over = raw.clone();
         over[32..64].fill(0xff);
         assert!(matches!(from_raw(&over), Err(WitnessError::NotInField(1))));
+        assert!(matches!(to_stored(WitnessFormat::Raw, over, z.len()), Err(WitnessError::NotInField(1))));
         let mut no_one = raw;
         no_one[0] = 2;
-        assert!(matches!(parse(WitnessFormat::Raw, &no_one, z.len()), Err(WitnessError::Constant)));
+        assert!(matches!(to_stored(WitnessFormat::Raw, no_one, z.len()), Err(WitnessError::Constant)));
     }
 }

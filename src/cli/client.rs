@@ -213,6 +213,15 @@ async fn write_result(client: &mut Client, job: &str, out: &Path) -> Result<(), 
 
 /// Runs the load and describes it as one JSON line. Latency is from the first byte of the
 /// upload to the proof in hand.
+/// One job of a load, as its client saw it (ms, and `ended` in seconds into the load).
+struct Sample {
+    latency: f64,
+    accepted: f64,
+    queued: f64,
+    proving: f64,
+    ended: f64,
+}
+
 async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clients: usize) -> Result<String, CliError> {
     let before = client.clone().status().await?;
     let started = std::time::Instant::now();
@@ -226,23 +235,41 @@ async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clien
             while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < jobs {
                 let t = std::time::Instant::now();
                 let job = client.prove(&circuit, WitnessFormat::Wtns, &witness, ProveOptions::default()).await?;
+                let accepted = t.elapsed().as_secs_f64() * 1e3;
                 let result = client.await_job(&job).await?;
                 if !result.verified {
                     return Err(CliError::Usage(format!("job {job}: the server did not verify the proof")));
                 }
-                latencies.push(t.elapsed().as_secs_f64() * 1e3);
+                latencies.push(Sample {
+                    latency: t.elapsed().as_secs_f64() * 1e3,
+                    accepted,
+                    queued: result.queued_ms,
+                    proving: result.proving_ms,
+                    ended: started.elapsed().as_secs_f64(),
+                });
             }
             Ok::<_, CliError>(latencies)
         }));
     }
-    let mut latencies = Vec::new();
+    let mut both: Vec<Sample> = Vec::new();
     for t in tasks {
-        latencies.extend(t.await.map_err(|e| CliError::Usage(e.to_string()))??);
+        both.extend(t.await.map_err(|e| CliError::Usage(e.to_string()))??);
     }
     let wall = started.elapsed().as_secs_f64();
     let after = client.clone().status().await?;
-    latencies.sort_by(f64::total_cmp);
-    let at = |q: f64| latencies.get(((latencies.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+    let sorted = |f: fn(&Sample) -> f64| {
+        let mut v: Vec<f64> = both.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let latencies = sorted(|s| s.latency);
+    let quantile = |v: &[f64], q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+    let median = |f: fn(&Sample) -> f64| quantile(&sorted(f), 0.5);
+    // Steady state: proofs between the first and the last to finish, so the load's ramp (the
+    // first uploads, before any device work) and its tail do not count.
+    let (first, last) = both.iter().fold((f64::MAX, 0.0f64), |(a, b), s| (a.min(s.ended), b.max(s.ended)));
+    let steady = if both.len() > 1 && last > first { (both.len() - 1) as f64 / (last - first) * 60.0 } else { 0.0 };
+    let at = |q: f64| quantile(&latencies, q);
     let device = after.devices.first();
     let line = serde_json::json!({
         "op": "serve-prove",
@@ -254,7 +281,17 @@ async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clien
         "witness_bytes": witness.len(),
         "wall_ms": wall * 1e3,
         "proofs_per_min": latencies.len() as f64 / wall * 60.0,
+        "steady_proofs_per_min": steady,
         "latency_ms": { "min": at(0.0), "median": at(0.5), "p95": at(0.95), "max": at(1.0) },
+        // Medians of where a job's latency went: until the server accepted it (the upload, its
+        // checks, the queue's insert), queued and proving as the server measured them, and
+        // the rest (the result's way back, and the await's wake-up).
+        "phases_ms": {
+            "accepted": median(|s| s.accepted),
+            "queued": median(|s| s.queued),
+            "proving": median(|s| s.proving),
+            "return": median(|s| s.latency - s.accepted - s.queued - s.proving),
+        },
         // The share of the load's wall time each device's compute lock was held.
         "device_busy": after
             .devices
@@ -263,7 +300,7 @@ async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clien
             .map(|(a, b)| (a.busy_seconds - b.busy_seconds) / wall)
             .collect::<Vec<_>>(),
         "queued_before": before.queued.iter().sum::<u64>(),
-        "includes": "upload of a .wtns over loopback gRPC, queue, proof on the server's devices, verification, the result back",
+        "includes": "latency: upload of a .wtns over loopback gRPC, queue, proof on the server's devices, verification, the result back; accepted: until the server accepted the upload",
         "commit": crate::cli::stamp::COMMIT,
         "date": crate::cli::stamp::today_utc(),
     });

@@ -94,6 +94,63 @@ pub(super) fn fr(b: &[u8]) -> Option<Fr> {
     Fr::from_bigint(limbs::<4>(b))
 }
 
+/// Bytes of one value in the canonical little-endian form (`.wtns`, `.r1cs`, raw witnesses).
+pub const VALUE_BYTES: usize = 32;
+
+/// Values per parallel task: large enough that a task's work (a Montgomery multiplication or
+/// a comparison per value) dwarfs its scheduling.
+const VALUES_PER_TASK: usize = 1 << 14;
+
+/// The index of the first value of `bytes` (whole 32-byte values) that is not below r.
+/// Compares only, in parallel: a witness of 2^22 values is checked in milliseconds.
+pub fn first_non_canonical(bytes: &[u8]) -> Option<usize> {
+    use rayon::prelude::*;
+    let modulus = Fr::MODULUS;
+    bytes
+        .par_chunks(VALUES_PER_TASK * VALUE_BYTES)
+        .enumerate()
+        .find_map_first(|(task, chunk)| {
+            chunk
+                .chunks_exact(VALUE_BYTES)
+                .position(|b| limbs::<4>(b) >= modulus)
+                .map(|i| task * VALUES_PER_TASK + i)
+        })
+}
+
+/// Canonical little-endian values into field elements, in parallel; `Err(i)` names the first
+/// value that is not below r. `bytes` holds whole values (the callers check its length).
+pub fn values_from_le(bytes: &[u8]) -> Result<Vec<Fr>, usize> {
+    match first_non_canonical(bytes) {
+        Some(i) => Err(i),
+        None => Ok(checked_values_from_le(bytes)),
+    }
+}
+
+/// [`values_from_le`] of values already checked by [`first_non_canonical`].
+pub(super) fn checked_values_from_le(bytes: &[u8]) -> Vec<Fr> {
+    use rayon::prelude::*;
+    bytes
+        .par_chunks_exact(VALUE_BYTES)
+        .with_min_len(VALUES_PER_TASK)
+        // Canonical, so `from_bigint` refuses none: the default is never taken.
+        .map(|b| Fr::from_bigint(limbs::<4>(b)).unwrap_or_default())
+        .collect()
+}
+
+/// Field elements as canonical little-endian values, in parallel.
+pub fn values_to_le(values: &[Fr]) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut out = vec![0u8; values.len() * VALUE_BYTES];
+    out.par_chunks_exact_mut(VALUE_BYTES).zip(values.par_iter()).with_min_len(VALUES_PER_TASK).for_each(
+        |(slot, v)| {
+            for (dst, limb) in slot.chunks_exact_mut(8).zip(v.into_bigint().0) {
+                dst.copy_from_slice(&limb.to_le_bytes());
+            }
+        },
+    );
+    out
+}
+
 /// R⁻² for R = 2^256 mod r: what turns a `.zkey` coefficient back into its value.
 static R2_INV: LazyLock<Fr> = LazyLock::new(|| {
     let r = Fr::from(2u64).pow([256]);
@@ -167,6 +224,27 @@ mod tests {
     use super::*;
     use ark_ec::CurveGroup;
     use ark_ff::UniformRand;
+
+    #[test]
+    fn values_convert_in_parallel_and_name_the_first_value_out_of_the_field() {
+        let mut rng = rand::thread_rng();
+        // Past one task's worth, so the task boundaries are crossed.
+        let n = 2 * VALUES_PER_TASK + 7;
+        let z: Vec<Fr> = (0..n).map(|_| Fr::rand(&mut rng)).collect();
+        let le = values_to_le(&z);
+        let sequential: Vec<u8> = z.iter().flat_map(|v| v.into_bigint().to_bytes_le()).collect();
+        assert_eq!(le, sequential);
+        assert_eq!(values_from_le(&le).unwrap(), z);
+        assert_eq!(first_non_canonical(&le), None);
+        let mut bad = le.clone();
+        for i in [n - 1, VALUES_PER_TASK + 3] {
+            // r itself is the smallest value out of the field.
+            bad[i * VALUE_BYTES..(i + 1) * VALUE_BYTES].copy_from_slice(&Fr::MODULUS.to_bytes_le());
+        }
+        assert_eq!(first_non_canonical(&bad), Some(VALUES_PER_TASK + 3));
+        assert_eq!(values_from_le(&bad), Err(VALUES_PER_TASK + 3));
+        assert_eq!(values_from_le(&[]), Ok(vec![]));
+    }
 
     #[test]
     fn decimal_matches_arkworks() {

@@ -25,9 +25,11 @@ use crate::compiled::CompileError;
 use crate::prover::KeyError;
 
 pub use binfile::{At, FileKind};
-pub use field::{curve_of_base_prime, curve_of_scalar_prime};
+pub use field::{
+    curve_of_base_prime, curve_of_scalar_prime, first_non_canonical, values_from_le, values_to_le, VALUE_BYTES,
+};
 pub use r1cs::R1cs;
-pub use wtns::{read_wtns, write_wtns};
+pub use wtns::{read_wtns, wtns_values, write_wtns};
 pub use zkey::{Zkey, ZkeyHeader};
 
 /// What is wrong with a circom or snarkjs file.

@@ -17,6 +17,13 @@ const VERSION: u32 = 2;
 
 /// Reads a witness over BLS12-381's scalar field: the whole assignment z.
 pub fn read_wtns(bytes: &[u8]) -> Result<Vec<Fr>, CircomError> {
+    Ok(field::checked_values_from_le(wtns_values(bytes)?))
+}
+
+/// The values section of a witness, every value checked to be below r but left as the file
+/// has it (32 bytes, little-endian, canonical): for callers that keep or ship the witness in
+/// that form, so it is converted once, where it is used.
+pub fn wtns_values(bytes: &[u8]) -> Result<&[u8], CircomError> {
     let file = BinFile::parse(bytes, KIND, VERSION)?;
     let mut h = file.unique(1, "header")?.cursor(KIND);
     field::expect_fr(&mut h, "the witness's prime")?;
@@ -24,15 +31,12 @@ pub fn read_wtns(bytes: &[u8]) -> Result<Vec<Fr>, CircomError> {
     h.finish("the header")?;
     let mut v = file.unique(2, "values")?.cursor(KIND);
     let at = v.here();
-    let bytes = v.items(count as u64, 32, "the values")?;
+    let values = v.items(count as u64, 32, "the values")?;
     v.finish("the values")?;
-    bytes
-        .chunks_exact(32)
-        .enumerate()
-        .map(|(i, b)| {
-            field::fr(b).ok_or(CircomError::NotCanonical { at: field::element_at(at, i, 32), what: "a value" })
-        })
-        .collect()
+    match field::first_non_canonical(values) {
+        Some(i) => Err(CircomError::NotCanonical { at: field::element_at(at, i, 32), what: "a value" }),
+        None => Ok(values),
+    }
 }
 
 /// A witness as circom's generators write it: the same container, header and values, so
@@ -45,7 +49,7 @@ pub fn write_wtns(z: &[Fr]) -> Vec<u8> {
     header.extend_from_slice(&(prime.len() as u32).to_le_bytes());
     header.extend_from_slice(&prime);
     header.extend_from_slice(&(z.len() as u32).to_le_bytes());
-    let values: Vec<u8> = z.iter().flat_map(|v| v.into_bigint().to_bytes_le()).collect();
+    let values = field::values_to_le(z);
     let mut out = Vec::with_capacity(12 + 2 * 12 + header.len() + values.len());
     out.extend_from_slice(KIND.magic());
     out.extend_from_slice(&VERSION.to_le_bytes());

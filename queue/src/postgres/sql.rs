@@ -170,7 +170,9 @@ pub fn leases(rows: &[Row], prefer: &[String]) -> StoreResult<Vec<Lease>> {
         let lease = Lease {
             job: get(row, "id")?,
             priority: priority(row, "priority")?,
-            witness: witness.ok_or_else(|| StoreError::Corrupt("a running job without its witness".into()))?,
+            witness: std::sync::Arc::new(
+                witness.ok_or_else(|| StoreError::Corrupt("a running job without its witness".into()))?,
+            ),
             attempt: attempts(row, "attempts")?,
             circuit,
         };

@@ -18,6 +18,9 @@
 //! - `prove-witness`: the same proof through the compiled circuit (compiled and prepared once,
 //!   outside the timing): the witness alone on the host, then z staged, a, b, c = A·z, B·z,
 //!   C·z and the R1CS check on the device, H, MSMs, assembly; and `prove-witness-device`.
+//! - `prove-assignment`: the same from an assignment already in host memory, as a `.wtns` file
+//!   or an outside witness generator delivers it (made outside the timing); and
+//!   `prove-assignment-device`.
 //! - `prove-arkworks`: the same proof by `ark-groth16`'s own prover on this machine's CPU, the
 //!   reference every backend is compared with (run once per size, not per backend).
 //! - `spmv`: one sparse product A·z of the compiled circuit's A (resident) by a random z
@@ -56,7 +59,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
     /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, spmv, prove,
-    /// prove-witness, prove-arkworks, synth-full, synth-witness.
+    /// prove-witness, prove-assignment, prove-arkworks, synth-full, synth-witness.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -93,6 +96,7 @@ enum Op {
     Spmv,
     Prove,
     ProveWitness,
+    ProveAssignment,
     ProveArkworks,
     SynthFull,
     SynthWitness,
@@ -100,7 +104,7 @@ enum Op {
 
 impl Op {
     /// Every op with its command-line name, in the order the names are listed.
-    const ALL: [Op; 12] = [
+    const ALL: [Op; 13] = [
         Op::MsmG1,
         Op::MsmG2,
         Op::MsmG1Witness,
@@ -110,6 +114,7 @@ impl Op {
         Op::Spmv,
         Op::Prove,
         Op::ProveWitness,
+        Op::ProveAssignment,
         Op::ProveArkworks,
         Op::SynthFull,
         Op::SynthWitness,
@@ -208,6 +213,7 @@ fn includes(op: Op) -> &'static str {
         Op::Spmv => "one sparse product A·z: the compiled circuit's A resident (uploaded once, outside the timing), z already on the device, synchronized",
         Op::Prove => "one whole proof: synthesis, staging, H, MSMs, assembly; the key prepared once, outside the timing",
         Op::ProveWitness => "one whole proof through the compiled circuit: the witness on the host, staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
+        Op::ProveAssignment => "one whole proof through the compiled circuit from an assignment already in host memory (as a witness file or an outside witness generator delivers it; made outside the timing): staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
         Op::ProveArkworks => "ark-groth16's create_proof_with_reduction on the host's CPU, synthesis included",
         Op::SynthFull => "one partition's whole synthesis on the host: constraints, assignment and the rows a, b, c",
         Op::SynthWitness => "one partition's witness alone on the host (the compiled circuit's proofs need no more)",
@@ -242,6 +248,7 @@ fn op_name(op: Op) -> &'static str {
         Op::Spmv => "spmv",
         Op::Prove => "prove",
         Op::ProveWitness => "prove-witness",
+        Op::ProveAssignment => "prove-assignment",
         Op::ProveArkworks => "prove-arkworks",
         Op::SynthFull => "synth-full",
         Op::SynthWitness => "synth-witness",
@@ -396,13 +403,13 @@ fn measure(
                 record_spans();
             }
         }
-        Op::Prove | Op::ProveWitness => {
+        Op::Prove | Op::ProveWitness | Op::ProveAssignment => {
             let checked = setup::stored_or_generated(store, args.circuit, size)?;
             let prover = Prover::new(backend);
             let key = prover.prepare(&checked)?;
             drop(checked);
             let compiled = match op {
-                Op::ProveWitness => {
+                Op::ProveWitness | Op::ProveAssignment => {
                     Some(prover.prepare_circuit(&setup::stored_or_compiled(store, args.circuit, size)?)?)
                 }
                 _ => None,
@@ -412,13 +419,18 @@ fn measure(
                 let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
                 let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
                 let tl = Timeline::new();
+                let given = match op {
+                    Op::ProveAssignment => Some(g16_core::compiled::witness(circuit.clone())?),
+                    _ => None,
+                };
                 let t = Instant::now();
-                let proof = match &compiled {
-                    Some(compiled) => {
+                let proof = match (&compiled, given) {
+                    (Some(compiled), Some(z)) => prover.prove_assignment(&key, compiled, &z, r, s, &tl)?,
+                    (Some(compiled), None) => {
                         let z = g16_core::compiled::witness(circuit)?;
                         prover.prove_assignment(&key, compiled, &z, r, s, &tl)?
                     }
-                    None => prover.prove(&key, circuit, r, s, &tl)?,
+                    (None, _) => prover.prove(&key, circuit, r, s, &tl)?,
                 };
                 std::hint::black_box(proof);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
