@@ -48,6 +48,13 @@ enum Command {
         /// Seed of the setup's toxic waste (tests and benchmarks only: a real setup is a ceremony).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Write a snarkjs `.zkey` here instead (for `snarkjs groth16 prove` and `g16 prove
+        /// --zkey`): a one-party setup on snarkjs's conventions, no powers of tau needed.
+        #[arg(long, conflicts_with_all = ["out", "compress"])]
+        zkey: Option<PathBuf>,
+        /// With --zkey: the circuit of a circom `.r1cs` instead of a built-in one.
+        #[arg(long, requires = "zkey")]
+        r1cs: Option<PathBuf>,
     },
     /// Compile a built-in circuit's constraint system once, into a file (proofs then compute
     /// witnesses alone).
@@ -113,7 +120,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     match cli.command {
         Command::Devices => devices::run(&settings),
-        Command::Setup { circuit, size, out, compress, seed } => {
+        Command::Setup { circuit, size, out, compress, seed, zkey: Some(zkey), r1cs } => {
+            let _ = (out, compress);
+            setup::run_zkey(circuit, size, r1cs.as_deref(), &zkey, seed)
+        }
+        Command::Setup { circuit, size, out, compress, seed, zkey: None, .. } => {
             setup::run(&settings, circuit, size, out, compress, seed)
         }
         Command::Compile { circuit, size, out } => compile::run(&settings, circuit, size, &out),

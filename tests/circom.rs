@@ -140,14 +140,7 @@ fn wgpu_available() -> Result<(), String> {
 
 #[test]
 fn snarkjs_verifies_g16_proofs_of_circom_circuits() {
-    let Some(tools) = Tools::find() else {
-        let message = "snarkjs, circom2 or circomlib not found in target/npm or on PATH (.ci/run installs them)";
-        if std::env::var("G16_REQUIRE_CIRCOM").is_ok_and(|v| v == "1") {
-            panic!("{message}, and G16_REQUIRE_CIRCOM=1");
-        }
-        eprintln!("\n!!! SKIPPED: {message} (set G16_REQUIRE_CIRCOM=1 to make this a failure)\n");
-        return;
-    };
+    let Some(tools) = tools_or_skip() else { return };
     let help = run(g16(), &["prove", "--help"], Path::new("."));
     assert!(
         String::from_utf8_lossy(&help.stdout).contains("--zkey"),
@@ -249,6 +242,52 @@ fn snarkjs_verifies_g16_proofs_of_circom_circuits() {
     assert!(!out.status.success() && stderr.contains("witness has"), "{stderr}");
     assert!(!dir.join("mismatch/proof.json").exists());
     eprintln!("circom end to end: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The tools, or the test's loud skip (a failure under G16_REQUIRE_CIRCOM=1).
+fn tools_or_skip() -> Option<Tools> {
+    let tools = Tools::find();
+    if tools.is_none() {
+        let message = "snarkjs, circom2 or circomlib not found in target/npm or on PATH (.ci/run installs them)";
+        if std::env::var("G16_REQUIRE_CIRCOM").is_ok_and(|v| v == "1") {
+            panic!("{message}, and G16_REQUIRE_CIRCOM=1");
+        }
+        eprintln!("\n!!! SKIPPED: {message} (set G16_REQUIRE_CIRCOM=1 to make this a failure)\n");
+    }
+    tools
+}
+
+#[test]
+fn snarkjs_proves_with_a_zkey_g16_made_and_verifies_g16_proofs_from_it() {
+    let Some(tools) = tools_or_skip() else { return };
+    let snarkjs = tools.snarkjs.as_path();
+    let tmp = TempDir::new("setup");
+    let dir = tmp.0.as_path();
+    let mut rng = common::fresh_rng("circom-setup");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/circom/fixtures");
+    copy_dir(&fixtures, dir);
+    // A built-in circuit (its witness from g16) and a circom one (its witness from circom).
+    let seed = rng.gen::<u32>().to_string();
+    ok(g16(), &["setup", "--circuit", "synthetic", "--size", "9", "--zkey", "s.zkey", "--seed", &seed], dir);
+    ok(g16(), &["witness", "--circuit", "synthetic", "--size", "9", "--seed", &seed, "--out", "s.wtns"], dir);
+    ok(g16(), &["setup", "--r1cs", "small.r1cs", "--zkey", "c.zkey", "--seed", &seed], dir);
+    for (zkey, wtns) in [("s.zkey", "s.wtns"), ("c.zkey", "small.wtns")] {
+        let vk = format!("{zkey}.vk.json");
+        ok(snarkjs, &["zkey", "export", "verificationkey", zkey, &vk], dir);
+        // snarkjs's own proof from g16's key.
+        ok(snarkjs, &["groth16", "prove", zkey, wtns, "sj_proof.json", "sj_public.json"], dir);
+        let verified = ok(snarkjs, &["groth16", "verify", &vk, "sj_public.json", "sj_proof.json"], dir);
+        assert!(String::from_utf8_lossy(&verified.stdout).contains("OK"), "{zkey}: snarkjs's proof");
+        // g16's proof from the same key, accepted by snarkjs, for the same public signals.
+        ok(g16(), &["prove", "--zkey", zkey, "--wtns", wtns, "--backend", "cpu", "--out", "g16"], dir);
+        let verified = ok(snarkjs, &["groth16", "verify", &vk, "g16/public.json", "g16/proof.json"], dir);
+        assert!(String::from_utf8_lossy(&verified.stdout).contains("OK"), "{zkey}: g16's proof");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("g16/public.json")).unwrap(),
+            std::fs::read_to_string(dir.join("sj_public.json")).unwrap(),
+            "{zkey}"
+        );
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -12,7 +12,8 @@ use g16_core::backend::cpu::CpuBackend;
 use g16_core::circom::json::{proof_json, public_json, read_proof_json, read_public_json};
 use g16_core::circom::roots::Reindex;
 use g16_core::circom::zkey::{read_header, read_unchecked};
-use g16_core::circom::{read_wtns, write_wtns, CircomError, R1cs, Zkey};
+use g16_core::circom::{read_wtns, write_new_zkey, write_wtns, CircomError, R1cs, Zkey};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::compiled::file::CircuitFile;
 use g16_core::prover::verify;
 use g16_core::prover::{KeyError, PointProblem, Qap};
@@ -185,6 +186,38 @@ fn the_cpu_backend_proves_a_zkey_and_a_wrong_witness_does_not_verify() {
     bad[1] += Fr::from(1u64);
     let proof = prover.prove_assignment(&key, &circuit, &bad, r, s, &Timeline::new()).unwrap();
     assert!(!verify(&key, &proof, &bad[1..3]).unwrap());
+}
+
+#[test]
+fn a_zkey_made_here_reads_back_checked_and_its_proofs_verify() {
+    let cpu = CpuBackend::new();
+    let prover = Prover::new(&cpu);
+    let mut rng = ark_std::test_rng();
+    let synthetic = BuiltinCircuit::new(CircuitKind::Synthetic, 6, 5).unwrap();
+    let cases = [
+        (R1cs::from_bytes(R1CS).unwrap().into_circuit(Qap::Snarkjs).unwrap(), read_wtns(WTNS).unwrap()),
+        (g16_core::compiled::compile(synthetic.clone()).unwrap(), g16_core::compiled::witness(synthetic).unwrap()),
+    ];
+    for (circuit, z) in cases {
+        let bytes = write_new_zkey(&circuit, &mut rand::rngs::OsRng).unwrap();
+        let zkey = Zkey::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            (zkey.circuit.num_constraints(), zkey.circuit.num_variables(), zkey.circuit.num_instance()),
+            (circuit.num_constraints(), circuit.num_variables(), circuit.num_instance())
+        );
+        let key = prover.prepare(&zkey.key).unwrap();
+        let prepared = prover.prepare_circuit(&zkey.circuit).unwrap();
+        let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+        let public = &z[1..circuit.num_instance()];
+        let proof = prover.prove_assignment(&key, &prepared, &z, r, s, &Timeline::new()).unwrap();
+        assert!(verify(&key, &proof, public).unwrap());
+        // Another statement for the same proof is refused: the key binds the circuit.
+        let mut other = public.to_vec();
+        other[0] += Fr::from(1u64);
+        assert!(!verify(&key, &proof, &other).unwrap());
+        // Two setups of one circuit are different keys (the trapdoor is fresh each time).
+        assert_ne!(write_new_zkey(&circuit, &mut rand::rngs::OsRng).unwrap(), bytes);
+    }
 }
 
 fn fq(v: &serde_json::Value) -> Fq {

@@ -1,13 +1,17 @@
 //! `g16 setup`: arkworks' circuit-specific setup for a built-in circuit, stored in the key
-//! store (where `prove` finds it) and, if asked, written to a file.
+//! store (where `prove` finds it) and, if asked, written to a file; or, with `--zkey`, a key
+//! for a built-in circuit or a circom `.r1cs` written as a snarkjs `.zkey`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use g16::settings::Settings;
-use g16_core::circuits::CircuitKind;
+use g16_core::circom::{write_new_zkey, R1cs};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::compiled::CompiledCircuit;
 use g16_core::key_store::{self, KeyStore};
+use g16_core::prover::Qap;
 use g16_core::CheckedKey;
+use rand::SeedableRng;
 
 use crate::cli::{progress, CliError};
 
@@ -53,6 +57,37 @@ pub fn generate(circuit: CircuitKind, size: u32, seed: u64) -> Result<CheckedKey
     let key = key_store::generate(circuit, size, seed);
     bar.finish_and_clear();
     Ok(key?)
+}
+
+/// `g16 setup --zkey`: a new key written as a snarkjs `.zkey`, for a built-in circuit or a
+/// circom `.r1cs`.
+pub fn run_zkey(circuit: CircuitKind, size: u32, r1cs: Option<&Path>, out: &Path, seed: u64) -> Result<(), CliError> {
+    let started = std::time::Instant::now();
+    let compiled = match r1cs {
+        Some(path) => R1cs::read(path)?.into_circuit(Qap::Snarkjs)?,
+        None => {
+            let bar = progress::spinner(format!("compile: {circuit} 2^{size}"));
+            let compiled = g16_core::compiled::compile(BuiltinCircuit::new(circuit, size, 0)?);
+            bar.finish_and_clear();
+            compiled.map_err(g16_core::circom::CircomError::from)?
+        }
+    };
+    let bar = progress::spinner(format!("setup: {} constraints into {}", compiled.num_constraints(), out.display()));
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let bytes = write_new_zkey(&compiled, &mut rng)?;
+    bar.finish_and_clear();
+    std::fs::write(out, &bytes).map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))?;
+    println!(
+        "wrote {} ({} bytes): {} constraints, {} variables, {} public, domain 2^{}, in {:.1} s",
+        out.display(),
+        bytes.len(),
+        compiled.num_constraints(),
+        compiled.num_variables(),
+        compiled.num_instance() - 1,
+        compiled.domain_size().trailing_zeros(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// The stored key for (circuit, size), generated and stored on first use (saying so).

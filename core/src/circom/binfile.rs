@@ -66,6 +66,22 @@ impl fmt::Display for At {
     }
 }
 
+/// A container of `sections` (id, body), in the order given: what the writers of g16's
+/// `.wtns` and `.zkey` files share.
+pub(super) fn write(kind: FileKind, version: u32, sections: &[(u32, &[u8])]) -> Vec<u8> {
+    let total: usize = sections.iter().map(|(_, body)| 12 + body.len()).sum();
+    let mut out = Vec::with_capacity(12 + total);
+    out.extend_from_slice(kind.magic());
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for (id, body) in sections {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(body);
+    }
+    out
+}
+
 /// One section: its id and its bytes, which start at `offset` in the file.
 #[derive(Clone, Copy, Debug)]
 pub struct Section<'a> {

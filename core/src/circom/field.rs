@@ -188,6 +188,43 @@ pub(super) fn g2_montgomery(b: &[u8]) -> Option<G2Affine> {
     Some(G2Affine::new_unchecked(fq2(&b[..96])?, fq2(&b[96..192])?))
 }
 
+/// [`g1_montgomery`]'s inverse: a point as snarkjs stores it.
+pub(super) fn put_g1_montgomery(out: &mut Vec<u8>, p: &G1Affine) {
+    match p.xy() {
+        None => out.extend_from_slice(&[0u8; 96]),
+        Some((x, y)) => {
+            for c in [x, y] {
+                put_fq_montgomery(out, &c);
+            }
+        }
+    }
+}
+
+/// [`g2_montgomery`]'s inverse.
+pub(super) fn put_g2_montgomery(out: &mut Vec<u8>, p: &G2Affine) {
+    match p.xy() {
+        None => out.extend_from_slice(&[0u8; 192]),
+        Some((x, y)) => {
+            for c in [x.c0, x.c1, y.c0, y.c1] {
+                put_fq_montgomery(out, &c);
+            }
+        }
+    }
+}
+
+fn put_fq_montgomery(out: &mut Vec<u8>, x: &Fq) {
+    // The element's own limbs are its Montgomery form (see `fq_montgomery`).
+    for limb in x.0 .0 {
+        out.extend_from_slice(&limb.to_le_bytes());
+    }
+}
+
+/// [`zkey_coefficient`]'s inverse: k·R² mod r, canonical.
+pub(super) fn put_zkey_coefficient(out: &mut Vec<u8>, k: &Fr) {
+    static R2: LazyLock<Fr> = LazyLock::new(|| Fr::from(2u64).pow([256]).square());
+    out.extend_from_slice(&(*k * *R2).into_bigint().to_bytes_le());
+}
+
 /// An unsigned little-endian integer in decimal.
 pub(super) fn decimal(le: &[u8]) -> String {
     // Base-10^19 digits by long division of 32-bit words, most significant first.

@@ -7,6 +7,7 @@
 //! - [`wtns`]: an assignment z = [1, outputs, public inputs, private…].
 //! - [`zkey`]: a proving key (checked like any other) and the A and B matrices it carries.
 //! - [`json`]: proofs and public signals written as snarkjs writes them.
+//! - [`setup`]: a key made here for a circuit, written as a `.zkey` snarkjs proves with.
 //!
 //! Every reader works on bytes already in memory and checks each count against the bytes
 //! that are left before it allocates for it, so a truncated, flipped or hostile file is a
@@ -18,6 +19,7 @@ mod field;
 pub mod json;
 pub mod r1cs;
 pub mod roots;
+pub mod setup;
 pub mod wtns;
 pub mod zkey;
 
@@ -29,6 +31,7 @@ pub use field::{
     curve_of_base_prime, curve_of_scalar_prime, first_non_canonical, values_from_le, values_to_le, VALUE_BYTES,
 };
 pub use r1cs::R1cs;
+pub use setup::write_new_zkey;
 pub use wtns::{read_wtns, wtns_values, write_wtns};
 pub use zkey::{Zkey, ZkeyHeader};
 

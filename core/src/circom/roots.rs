@@ -52,6 +52,12 @@ impl Reindex {
     }
 }
 
+/// snarkjs's primitive 2^log2-th root of unity (log2 ≤ 32): where a zkey g16 writes puts its
+/// rows and H points, as snarkjs's own setup would.
+pub(super) fn snarkjs_root(log2: u32) -> Fr {
+    root(SNARKJS_GENERATOR, log2)
+}
+
 /// The primitive 2^log2-th root of unity squared down from `generator`^t.
 fn root(generator: u64, log2: u32) -> Fr {
     let mut w = Fr::from(generator).pow(Fr::TRACE);

@@ -50,16 +50,7 @@ pub fn write_wtns(z: &[Fr]) -> Vec<u8> {
     header.extend_from_slice(&prime);
     header.extend_from_slice(&(z.len() as u32).to_le_bytes());
     let values = field::values_to_le(z);
-    let mut out = Vec::with_capacity(12 + 2 * 12 + header.len() + values.len());
-    out.extend_from_slice(KIND.magic());
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&2u32.to_le_bytes());
-    for (id, body) in [(1u32, &header), (2, &values)] {
-        out.extend_from_slice(&id.to_le_bytes());
-        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        out.extend_from_slice(body);
-    }
-    out
+    super::binfile::write(KIND, VERSION, &[(1, &header), (2, &values)])
 }
 
 /// [`read_wtns`] of a file.
