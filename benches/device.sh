@@ -25,6 +25,9 @@
 #                 the same proof in process from an assignment in memory, and its throughput
 #                 under load against the in-process engine, synthetic 2^20 and 2^22 (compiled
 #                 circuits; SIZES picks, SKIP_CLI skips `g16 prove` from the files)
+#       circom    a generated circuit at 2^SIZE (default 20) from one zkey that `g16 setup
+#                 --zkey` made: `g16 prove --zkey` on CUDA against `snarkjs groth16 prove` on
+#                 the host's CPUs, both verified by snarkjs (node and snarkjs on PATH)
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -224,9 +227,31 @@ serve() {
   done
 }
 
+circom() {
+  # A generated circuit (the synthetic one) at 2^SIZE, one zkey made by `g16 setup --zkey`, the
+  # witness as a .wtns: `g16 prove --zkey --wtns` on CUDA against `snarkjs groth16 prove` on
+  # this host's CPUs, each proof checked by `snarkjs groth16 verify`. Needs node and snarkjs
+  # (SNARKJS names its command).
+  local w="$ROOT/.serve-work" size=${SIZE:-20} sj=${SNARKJS:-snarkjs}
+  mkdir -p "$w" && cd "$w" || return
+  step 300 "circom-setup-$size" bash -c "'$D/g16' setup --circuit synthetic --size $size --zkey s$size.zkey &&
+    '$D/g16' witness --circuit synthetic --size $size --out s$size.wtns && $sj zkey export verificationkey s$size.zkey vk$size.json"
+  cat "$OUT/circom-setup-$size.txt" | grep -v "^\s*$" | tail -3
+  step 300 "circom-g16-$size" "$D/g16" prove --zkey "s$size.zkey" --wtns "s$size.wtns" --backend cuda --out "g16-$size"
+  tail -2 "$OUT/circom-g16-$size.txt"
+  step 60 "circom-g16-verify-$size" $sj groth16 verify "vk$size.json" "g16-$size/public.json" "g16-$size/proof.json"
+  tail -1 "$OUT/circom-g16-verify-$size.txt"
+  step 400 "circom-snarkjs-$size" bash -c "TIMEFORMAT='snarkjs groth16 prove: wall %R s, user %U s, sys %S s';
+    time $sj groth16 prove s$size.zkey s$size.wtns sj-$size-proof.json sj-$size-public.json"
+  tail -1 "$OUT/circom-snarkjs-$size.txt"
+  step 60 "circom-snarkjs-verify-$size" $sj groth16 verify "vk$size.json" "sj-$size-public.json" "sj-$size-proof.json"
+  tail -1 "$OUT/circom-snarkjs-verify-$size.txt"
+  cd "$ROOT" || return
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve)
+  env | suite | bench | prove | engine | compiled | serve | circom)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
