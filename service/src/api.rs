@@ -16,6 +16,7 @@ use g16_client::proto::{
 use g16_core::circom::json::{proof_json, public_json};
 use g16_core::timeline::chrome::write_chrome;
 use g16_core::timeline::text::read_text;
+use g16_core::prover::PointChecks;
 use g16_core::{Backend, Proof};
 use g16_queue::{CircuitRecord, JobId, JobRecord, JobState, NewJob, Outcome, Priority};
 use tokio_stream::{Stream, StreamExt};
@@ -72,7 +73,7 @@ impl<B: Backend + 'static> Api<B> {
         let stored = package::encode(kind, circuit_bytes, &bytes);
         drop(bytes);
         let name = header.name.clone();
-        let (loaded, stored) = tokio::task::spawn_blocking(move || (package::load(&name, &stored), stored))
+        let (loaded, stored) = tokio::task::spawn_blocking(move || (package::load(&name, &stored, PointChecks::Full), stored))
             .await
             .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
         let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;

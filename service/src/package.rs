@@ -12,6 +12,7 @@ use g16_core::circom::Zkey;
 use g16_core::compiled::file::CircuitFile;
 use g16_core::engine::CircuitKey;
 use g16_core::key_store::{digest_bytes, key_digest_of};
+use g16_core::prover::PointChecks;
 use g16_core::CheckedKey;
 
 /// Why a package cannot be used.
@@ -61,8 +62,11 @@ impl Loaded {
     }
 }
 
-/// Reads a stored package (checking every point of its key: seconds for a large one).
-pub fn load(name: &str, stored: &[u8]) -> Result<Loaded, PackageError> {
+/// Reads a stored package. `checks`: [`PointChecks::Full`] for a package being registered
+/// (every point of its key: seconds to minutes for a large one); [`PointChecks::CurveOnly`] for
+/// one read back from the store, which holds only packages that passed the full checks when
+/// they were registered (a fleet's database is as trusted as the servers that share it).
+pub fn load(name: &str, stored: &[u8], checks: PointChecks) -> Result<Loaded, PackageError> {
     if stored.len() < 9 {
         return Err(PackageError::Truncated("no header"));
     }
@@ -71,7 +75,7 @@ pub fn load(name: &str, stored: &[u8]) -> Result<Loaded, PackageError> {
     let bytes = &stored[9..];
     let (key, circuit) = match kind {
         PackageKind::Zkey => {
-            let zkey = Zkey::from_bytes(bytes)?;
+            let zkey = Zkey::from_bytes_with(bytes, checks)?;
             (zkey.key, zkey.circuit)
         }
         PackageKind::Compiled => {
@@ -80,7 +84,7 @@ pub fn load(name: &str, stored: &[u8]) -> Result<Loaded, PackageError> {
                 .filter(|&n| n <= bytes.len())
                 .ok_or(PackageError::CircuitLength { circuit: circuit_bytes, package: bytes.len() as u64 })?;
             let file = CircuitFile::from_bytes(&bytes[..split])?;
-            let key = CheckedKey::read(&bytes[split..])?;
+            let key = CheckedKey::read_with(&bytes[split..], checks)?;
             if let Some(bound) = file.key_digest {
                 if bound != key_digest_of(&key)? {
                     return Err(PackageError::KeyDigest);
@@ -106,4 +110,42 @@ pub fn load(name: &str, stored: &[u8]) -> Result<Loaded, PackageError> {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_serialize::CanonicalSerialize;
+    use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+    use g16_core::G1Affine;
+
+    /// A point on the curve but outside the prime-order subgroup.
+    fn g1_outside_subgroup() -> G1Affine {
+        let mut x = ark_bls12_381::Fq::from(1u64);
+        loop {
+            if let Some(p) = G1Affine::get_point_from_x_unchecked(x, false) {
+                if !p.is_in_correct_subgroup_assuming_on_curve() {
+                    return p;
+                }
+            }
+            x += ark_bls12_381::Fq::from(1u64);
+        }
+    }
+
+    #[test]
+    fn registration_checks_every_point_and_a_package_read_back_from_the_store_only_the_curve() {
+        let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, 5, 1).unwrap();
+        let compiled = g16_core::compiled::compile(circuit.clone()).unwrap();
+        let mut pk = CheckedKey::generate(circuit, &mut rand::rngs::OsRng).unwrap().into_inner();
+        pk.a_query[1] = g1_outside_subgroup();
+        let mut key = Vec::new();
+        pk.serialize_uncompressed(&mut key).unwrap();
+        let file = CircuitFile { circuit: compiled, key_digest: None }.to_bytes();
+        let stored = encode(PackageKind::Compiled, file.len() as u64, &[file, key].concat());
+        let refused = load("bad", &stored, PointChecks::Full).err().expect("a point outside the subgroup");
+        assert!(refused.to_string().contains("a_query"), "{refused}");
+        // What the store holds passed these checks when it was registered: only the curve
+        // equation is checked again.
+        assert!(load("bad", &stored, PointChecks::CurveOnly).is_ok());
+    }
 }

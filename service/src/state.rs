@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use g16_core::engine::{Engine, JobCanceller};
+use g16_core::prover::PointChecks;
 use g16_core::Backend;
 use g16_queue::{JobId, JobStore};
 use tokio::sync::Notify;
@@ -96,7 +97,7 @@ impl<B: Backend + 'static> State<B> {
             .map_err(store_status)?
             .ok_or_else(|| Status::not_found(format!("unknown circuit '{name}'")))?;
         let owned = name.to_string();
-        let loaded = tokio::task::spawn_blocking(move || package::load(&owned, &record.package))
+        let loaded = tokio::task::spawn_blocking(move || package::load(&owned, &record.package, PointChecks::CurveOnly))
             .await
             .map_err(|e| Status::internal(format!("loading circuit '{name}': {e}")))?
             .map_err(|e| Status::failed_precondition(format!("circuit '{name}' cannot be loaded: {e}")))?;

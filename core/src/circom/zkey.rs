@@ -31,7 +31,7 @@ use super::roots::Reindex;
 use super::{field, At, CircomError};
 use crate::backend::SparseMatrix;
 use crate::compiled::CompiledCircuit;
-use crate::prover::{CheckedKey, Qap};
+use crate::prover::{CheckedKey, PointChecks, Qap};
 use crate::{Fr, G1Affine, G2Affine, ProvingKey, VerifyingKey};
 
 const KIND: FileKind = FileKind::Zkey;
@@ -73,8 +73,14 @@ impl Zkey {
 
     /// Reads and checks a zkey (every point on the curve and in the subgroup).
     pub fn from_bytes(bytes: &[u8]) -> Result<Zkey, CircomError> {
+        Self::from_bytes_with(bytes, PointChecks::Full)
+    }
+
+    /// [`Zkey::from_bytes`] with a choice of point checks ([`PointChecks::CurveOnly`] only for
+    /// bytes that passed every check before).
+    pub fn from_bytes_with(bytes: &[u8], checks: PointChecks) -> Result<Zkey, CircomError> {
         let z = read_unchecked(bytes)?;
-        Ok(Zkey { key: CheckedKey::with_qap(z.key, Qap::Snarkjs)?, circuit: z.circuit })
+        Ok(Zkey { key: CheckedKey::with_checks(z.key, Qap::Snarkjs, checks)?, circuit: z.circuit })
     }
 }
 

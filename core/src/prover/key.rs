@@ -72,12 +72,14 @@ impl Read for EofTracking<'_> {
 
 /// Which checks a key's points get when it is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PointChecks {
+pub enum PointChecks {
     /// On the curve and in the prime-order subgroup: for any key from outside.
     Full,
-    /// On the curve only, for bytes known to equal a key that passed `Full` before (the key
-    /// store proves that with a digest, `key_store.rs`). The subgroup checks are most of the reading time
-    /// (about 85 s for a 2^22 key on 32 threads), the curve equation a small part of it.
+    /// On the curve only, for bytes known to equal a key that passed `Full` before: the key
+    /// store proves that with a digest (`key_store.rs`); a service's shared store holds only
+    /// packages its servers checked when they were registered. The subgroup checks are most of
+    /// the reading time (about 85 s for a 2^22 key on 32 threads), the curve equation a small
+    /// part of it.
     CurveOnly,
 }
 
@@ -98,7 +100,13 @@ impl CheckedKey {
 
     /// Checks a key whose H points follow `qap` (a snarkjs key, read by `circom::zkey`).
     pub fn with_qap(pk: ProvingKey, qap: Qap) -> Result<CheckedKey, KeyError> {
-        let shape = validate(&pk, PointChecks::Full, qap)?;
+        Self::with_checks(pk, qap, PointChecks::Full)
+    }
+
+    /// [`CheckedKey::with_qap`] with a choice of point checks ([`PointChecks::CurveOnly`] only
+    /// for a key that passed every check before).
+    pub fn with_checks(pk: ProvingKey, qap: Qap, checks: PointChecks) -> Result<CheckedKey, KeyError> {
+        let shape = validate(&pk, checks, qap)?;
         Ok(CheckedKey { pk, shape })
     }
 
@@ -116,7 +124,7 @@ impl CheckedKey {
 
     /// [`CheckedKey::read`] with a choice of point checks: [`PointChecks::CurveOnly`] only for
     /// bytes proven equal to a key that passed every check before.
-    pub(crate) fn read_with(bytes: &[u8], checks: PointChecks) -> Result<CheckedKey, KeyError> {
+    pub fn read_with(bytes: &[u8], checks: PointChecks) -> Result<CheckedKey, KeyError> {
         let compress = match bytes.first() {
             None => return Err(KeyError::Truncated { len: 0, format: "empty file" }),
             Some(b) if b & 0x80 != 0 => Compress::Yes,

@@ -23,7 +23,7 @@ use ark_ff::Zero;
 use ark_relations::gr1cs::ConstraintSynthesizer;
 
 pub use error::ProveError;
-pub use key::{CheckedKey, KeyError, KeyShape, PointProblem, Qap};
+pub use key::{CheckedKey, KeyError, KeyShape, PointChecks, PointProblem, Qap};
 pub use prepared::{PreparedCircuit, PreparedKey};
 pub use synthesis::{synthesize, Synthesized};
 
