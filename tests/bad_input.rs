@@ -13,6 +13,7 @@ use g16_core::prover::{verify, ProveError, Prover};
 use g16_core::prover::{CheckedKey, KeyError, PointProblem};
 use g16_core::timeline::Timeline;
 use g16_core::{Fr, G1Affine, G2Affine, ProvingKey};
+use g16_core::sample::g1_outside_subgroup;
 
 fn checked(pk: &ProvingKey) -> CheckedKey {
     CheckedKey::new(pk.clone()).expect("a valid key")
@@ -36,20 +37,6 @@ fn small_key() -> (ProvingKey, CubicCircuit) {
     let mut rng = fresh_rng("small_key");
     let circuit = CubicCircuit { x: Fr::rand(&mut rng), w: Fr::rand(&mut rng), cheat: false };
     (setup(circuit.clone(), &mut rng).into_inner(), circuit)
-}
-
-/// A point on the curve but outside the prime-order subgroup (the cofactor is large, so the
-/// first x that lands on the curve almost surely gives one; the loop checks).
-fn g1_outside_subgroup() -> G1Affine {
-    let mut x = ark_bls12_381::Fq::from(1u64);
-    loop {
-        if let Some(p) = G1Affine::get_point_from_x_unchecked(x, false) {
-            if !p.is_in_correct_subgroup_assuming_on_curve() {
-                return p;
-            }
-        }
-        x += ark_bls12_381::Fq::ONE;
-    }
 }
 
 #[test]

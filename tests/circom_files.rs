@@ -21,6 +21,7 @@ use g16_core::{Fr, G1Affine, G2Affine, Prover, Timeline};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sha2::{Digest, Sha256};
+use g16_core::sample::g1_outside_subgroup;
 
 /// Every allocation of this test binary is below 64 MiB, or the binary aborts: the files here
 /// are a few KiB, so a larger one can only come from a count a mutated file claims.
@@ -309,15 +310,6 @@ fn damaged_files_name_what_is_wrong() {
     alpha[alpha_at..alpha_at + 96].fill(0);
     let e = Zkey::from_bytes(&alpha).unwrap_err();
     assert!(matches!(e, CircomError::Key(KeyError::InvalidPoint { problem: PointProblem::Identity, .. })), "{e}");
-}
-
-/// A point of E(Fq) outside the r-torsion: the first x ≥ 1 whose y exists, not multiplied by
-/// the cofactor.
-fn g1_outside_subgroup() -> G1Affine {
-    (1u64..)
-        .filter_map(|x| G1Affine::get_point_from_x_unchecked(Fq::from(x), false))
-        .find(|p| !p.is_in_correct_subgroup_assuming_on_curve())
-        .unwrap()
 }
 
 fn g1_montgomery(p: &G1Affine) -> Vec<u8> {

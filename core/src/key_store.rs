@@ -204,26 +204,12 @@ pub fn key_digest_of(key: &CheckedKey) -> Result<[u8; 32], KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_bls12_381::{Fq, G1Affine};
-    use ark_ff::Field;
+    use crate::sample::g1_outside_subgroup;
 
     fn scratch(name: &str) -> KeyStore {
         let dir = std::env::temp_dir().join(format!("g16-key-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         KeyStore::new(dir)
-    }
-
-    /// A point on the curve but outside the prime-order subgroup.
-    fn g1_outside_subgroup() -> G1Affine {
-        let mut x = Fq::from(1u64);
-        loop {
-            if let Some(p) = G1Affine::get_point_from_x_unchecked(x, false) {
-                if !p.is_in_correct_subgroup_assuming_on_curve() {
-                    return p;
-                }
-            }
-            x += Fq::ONE;
-        }
     }
 
     #[test]

@@ -117,20 +117,7 @@ mod tests {
     use super::*;
     use ark_serialize::CanonicalSerialize;
     use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-    use g16_core::G1Affine;
-
-    /// A point on the curve but outside the prime-order subgroup.
-    fn g1_outside_subgroup() -> G1Affine {
-        let mut x = ark_bls12_381::Fq::from(1u64);
-        loop {
-            if let Some(p) = G1Affine::get_point_from_x_unchecked(x, false) {
-                if !p.is_in_correct_subgroup_assuming_on_curve() {
-                    return p;
-                }
-            }
-            x += ark_bls12_381::Fq::from(1u64);
-        }
-    }
+    use g16_core::sample::g1_outside_subgroup;
 
     #[test]
     fn registration_checks_every_point_and_a_package_read_back_from_the_store_only_the_curve() {
