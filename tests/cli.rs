@@ -296,15 +296,17 @@ fn a_closed_stdout_ends_a_command_quietly() {
     use std::os::unix::process::ExitStatusExt;
     let dir = std::env::temp_dir().join(format!("g16-closed-pipe-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+    // The reader is gone before the command starts (closed after the spawn, it could lose the
+    // race with a command that prints at once).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
         .args(["witness", "--circuit", "synthetic", "--size", "8", "--out"])
         .arg(dir.join("w.wtns"))
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    drop(child.stdout.take()); // the reader is gone before the command prints
-    let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}: {stderr}", out.status);

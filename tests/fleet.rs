@@ -250,7 +250,7 @@ fn a_killed_server_a_restarted_database_and_a_lost_client_lose_nothing() {
         };
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tx.send(proto::ProveChunk { part: Some(proto::prove_chunk::Part::Header(header)) }).await.unwrap();
-        tx.send(proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(vec![1u8; 64])) }).await.unwrap();
+        tx.send(proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(vec![1u8; 64].into())) }).await.unwrap();
         let mut raw = c2.clone();
         let call = tokio::spawn(async move { raw.raw().prove(tokio_stream::wrappers::ReceiverStream::new(rx)).await });
         tokio::time::sleep(Duration::from_millis(300)).await;

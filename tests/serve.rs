@@ -131,7 +131,7 @@ fn bad_requests_get_precise_statuses_and_leave_the_server_working() {
         let header = proto::ProveHeader { circuit: "small".into(), witness_bytes: 5 * 32, ..Default::default() };
         let huge = vec![
             proto::ProveChunk { part: Some(proto::prove_chunk::Part::Header(header)) },
-            proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(vec![0u8; 5 << 20])) },
+            proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(vec![0u8; 5 << 20].into())) },
         ];
         let err = client.raw().prove(tokio_stream::iter(huge)).await.unwrap_err();
         assert_eq!(err.code(), Code::OutOfRange, "{err}");

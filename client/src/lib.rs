@@ -23,6 +23,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 
 /// The gRPC library the API is built on, for its `Code` and `Status`.
+pub use prost::bytes::Bytes;
 pub use tonic;
 
 pub mod proto {
@@ -152,7 +153,8 @@ impl Client {
         let mut messages = vec![proto::RegisterChunk { part: Some(proto::register_chunk::Part::Header(header)) }];
         for part in parts {
             for chunk in part.chunks(CHUNK_BYTES) {
-                messages.push(proto::RegisterChunk { part: Some(proto::register_chunk::Part::Data(chunk.to_vec())) });
+                let data = Bytes::copy_from_slice(chunk);
+                messages.push(proto::RegisterChunk { part: Some(proto::register_chunk::Part::Data(data)) });
             }
         }
         Ok(self.inner.register_circuit(tokio_stream::iter(messages)).await?.into_inner())
@@ -188,6 +190,18 @@ impl Client {
         witness: &[u8],
         options: ProveOptions,
     ) -> Result<String, ClientError> {
+        self.prove_shared(circuit, format, Bytes::copy_from_slice(witness), options).await
+    }
+
+    /// [`Client::prove`] of a witness already in a shared buffer: its chunks are slices of it,
+    /// not copies (for a caller that sends one witness many times, or holds it as `Bytes`).
+    pub async fn prove_shared(
+        &mut self,
+        circuit: &str,
+        format: WitnessFormat,
+        witness: Bytes,
+        options: ProveOptions,
+    ) -> Result<String, ClientError> {
         let header = proto::ProveHeader {
             circuit: circuit.to_string(),
             priority: options.priority.into(),
@@ -196,8 +210,9 @@ impl Client {
             witness_bytes: witness.len() as u64,
         };
         let mut messages = vec![proto::ProveChunk { part: Some(proto::prove_chunk::Part::Header(header)) }];
-        for chunk in witness.chunks(CHUNK_BYTES) {
-            messages.push(proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(chunk.to_vec())) });
+        for start in (0..witness.len()).step_by(CHUNK_BYTES) {
+            let chunk = witness.slice(start..(start + CHUNK_BYTES).min(witness.len()));
+            messages.push(proto::ProveChunk { part: Some(proto::prove_chunk::Part::Data(chunk)) });
         }
         Ok(self.inner.prove(tokio_stream::iter(messages)).await?.into_inner().job_id)
     }

@@ -212,7 +212,7 @@ fn inside(dir: &Path, path: &Path) -> Result<PathBuf, Status> {
 async fn receive<M>(
     chunks: &mut Streaming<M>,
     total: u64,
-    data: impl Fn(M) -> Result<Vec<u8>, Status>,
+    data: impl Fn(M) -> Result<g16_client::Bytes, Status>,
 ) -> Result<Vec<u8>, Status> {
     let total_usize = usize::try_from(total).map_err(|_| Status::resource_exhausted("too large for this host"))?;
     let mut bytes = Vec::new();

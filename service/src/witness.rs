@@ -25,7 +25,16 @@ pub enum WitnessError {
 /// count the circuit's, the constant 1 first) but not converted.
 pub fn to_stored(format: WitnessFormat, bytes: Vec<u8>, num_variables: usize) -> Result<Vec<u8>, WitnessError> {
     let raw = match format {
-        WitnessFormat::Wtns => wtns_values(&bytes)?.to_vec(),
+        WitnessFormat::Wtns => {
+            // The values, moved to the front of the upload's own buffer: no second buffer of
+            // the witness's size to allocate and fault in.
+            let values = wtns_values(&bytes)?;
+            let (start, len) = (values.as_ptr() as usize - bytes.as_ptr() as usize, values.len());
+            let mut bytes = bytes;
+            bytes.truncate(start + len);
+            bytes.drain(..start);
+            bytes
+        }
         WitnessFormat::Raw => {
             check_raw(&bytes)?;
             bytes

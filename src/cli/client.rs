@@ -226,7 +226,7 @@ async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clien
     let before = client.clone().status().await?;
     let started = std::time::Instant::now();
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let witness = std::sync::Arc::new(witness.to_vec());
+    let witness = g16_client::Bytes::copy_from_slice(witness);
     let mut tasks = Vec::new();
     for _ in 0..clients {
         let (mut client, next, witness, circuit) = (client.clone(), next.clone(), witness.clone(), circuit.to_string());
@@ -234,7 +234,8 @@ async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clien
             let mut latencies = Vec::new();
             while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < jobs {
                 let t = std::time::Instant::now();
-                let job = client.prove(&circuit, WitnessFormat::Wtns, &witness, ProveOptions::default()).await?;
+                let job =
+                    client.prove_shared(&circuit, WitnessFormat::Wtns, witness.clone(), ProveOptions::default()).await?;
                 let accepted = t.elapsed().as_secs_f64() * 1e3;
                 let result = client.await_job(&job).await?;
                 if !result.verified {
