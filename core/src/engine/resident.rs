@@ -169,3 +169,63 @@ impl ResidentSet {
         entries.iter().map(|e| (e.key.name.clone(), e.key.bytes)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::CpuBackend;
+    use crate::circuits::{BuiltinCircuit, CircuitKind};
+
+    /// A named key of the synthetic circuit at 2^size.
+    fn circuit_key(name: &str, size: u32) -> CircuitKey {
+        let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, 1).unwrap();
+        let compiled = crate::compiled::compile(circuit.clone()).unwrap();
+        let key = CheckedKey::generate(circuit, &mut rand::rngs::OsRng).unwrap();
+        CircuitKey::new(name, key, Some(compiled)).unwrap()
+    }
+
+    fn names(set: &ResidentSet) -> Vec<String> {
+        set.list().into_iter().map(|(name, _)| name).collect()
+    }
+
+    #[test]
+    fn keys_stay_within_the_budget_least_recently_used_out_first() {
+        let cpu = CpuBackend::new();
+        let [a, b, c] = ["a", "b", "c"].map(|n| circuit_key(n, 5));
+        let each = a.device_bytes();
+        assert!(each > 0 && b.device_bytes() == each && c.device_bytes() == each);
+        // Room for two keys, not three.
+        let set = ResidentSet::new(Some(2 * each + each / 2));
+        let first = set.get_or_prepare(&cpu, &a).unwrap();
+        set.get_or_prepare(&cpu, &b).unwrap();
+        assert_eq!(names(&set), ["b", "a"]);
+        // A resident key is the same prepared key, and using it makes it the most recent.
+        assert!(Arc::ptr_eq(&first, &set.get_or_prepare(&cpu, &a).unwrap()));
+        assert_eq!(names(&set), ["a", "b"]);
+        // A third key evicts the least recently used one (b), not the one just used.
+        set.get_or_prepare(&cpu, &c).unwrap();
+        assert_eq!(names(&set), ["c", "a"]);
+        assert!(set.list().iter().map(|(_, bytes)| bytes).sum::<u64>() <= 2 * each + each / 2);
+        // An evicted key still in use stays valid for its holder; evicting twice finds nothing.
+        assert!(set.evict("a") && !set.evict("a"));
+        assert_eq!(names(&set), ["c"]);
+        assert_eq!(first.name, "a");
+    }
+
+    #[test]
+    fn a_key_larger_than_the_budget_is_refused_and_evicts_nothing() {
+        let cpu = CpuBackend::new();
+        let (small, large) = (circuit_key("small", 4), circuit_key("large", 6));
+        let set = ResidentSet::new(Some(small.device_bytes()));
+        set.get_or_prepare(&cpu, &small).unwrap();
+        let refused = set.get_or_prepare(&cpu, &large).err().expect("over the budget");
+        assert!(refused.to_string().contains("more than the resident budget"), "{refused}");
+        assert_eq!(names(&set), ["small"]);
+        // No budget: everything stays.
+        let unbounded = ResidentSet::new(None);
+        for key in [&small, &large] {
+            unbounded.get_or_prepare(&cpu, key).unwrap();
+        }
+        assert_eq!(names(&unbounded), ["large", "small"]);
+    }
+}
