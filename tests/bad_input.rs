@@ -11,9 +11,9 @@ use g16_core::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
 use g16_core::prover::synthesis::domain_for;
 use g16_core::prover::{verify, ProveError, Prover};
 use g16_core::prover::{CheckedKey, KeyError, PointProblem};
+use g16_core::sample::g1_outside_subgroup;
 use g16_core::timeline::Timeline;
 use g16_core::{Fr, G1Affine, G2Affine, ProvingKey};
-use g16_core::sample::g1_outside_subgroup;
 
 fn checked(pk: &ProvingKey) -> CheckedKey {
     CheckedKey::new(pk.clone()).expect("a valid key")

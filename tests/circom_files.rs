@@ -17,11 +17,11 @@ use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::compiled::file::CircuitFile;
 use g16_core::prover::verify;
 use g16_core::prover::{KeyError, PointProblem, Qap};
+use g16_core::sample::g1_outside_subgroup;
 use g16_core::{Fr, G1Affine, G2Affine, Prover, Timeline};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sha2::{Digest, Sha256};
-use g16_core::sample::g1_outside_subgroup;
 
 /// Every allocation of this test binary is below 64 MiB, or the binary aborts: the files here
 /// are a few KiB, so a larger one can only come from a count a mutated file claims.

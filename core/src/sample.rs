@@ -42,6 +42,21 @@ pub fn test_rng(label: &str) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
+/// A point on the curve but outside the prime-order subgroup, for the tests of point checks
+/// (the cofactor is large, so the first x that lands on the curve almost surely gives one;
+/// the loop checks).
+pub fn g1_outside_subgroup() -> crate::G1Affine {
+    let mut x = ark_bls12_381::Fq::from(1u64);
+    loop {
+        if let Some(p) = crate::G1Affine::get_point_from_x_unchecked(x, false) {
+            if !p.is_in_correct_subgroup_assuming_on_curve() {
+                return p;
+            }
+        }
+        x += ark_bls12_381::Fq::from(1u64);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,20 +71,5 @@ mod tests {
         xs.sort();
         xs.dedup();
         assert_eq!(xs.len(), 5000);
-    }
-}
-
-/// A point on the curve but outside the prime-order subgroup, for the tests of point checks
-/// (the cofactor is large, so the first x that lands on the curve almost surely gives one;
-/// the loop checks).
-pub fn g1_outside_subgroup() -> crate::G1Affine {
-    let mut x = ark_bls12_381::Fq::from(1u64);
-    loop {
-        if let Some(p) = crate::G1Affine::get_point_from_x_unchecked(x, false) {
-            if !p.is_in_correct_subgroup_assuming_on_curve() {
-                return p;
-            }
-        }
-        x += ark_bls12_381::Fq::from(1u64);
     }
 }

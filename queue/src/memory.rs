@@ -217,8 +217,13 @@ impl JobStore for MemoryStore {
             attempts: 0,
             outcome: None,
         };
-        let entry =
-            Job { record, witness: Some(Arc::new(job.witness)), seq, lease_until: None, changed: Arc::new(Notify::new()) };
+        let entry = Job {
+            record,
+            witness: Some(Arc::new(job.witness)),
+            seq,
+            lease_until: None,
+            changed: Arc::new(Notify::new()),
+        };
         let place = entry.place();
         inner.queued.insert(place, job.id);
         inner.queued_by_circuit.entry(entry.record.circuit.clone()).or_default().insert(place, job.id);

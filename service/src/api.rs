@@ -14,9 +14,9 @@ use g16_client::proto::{
     TimelineFormat, TimelineReply, TimelineRequest, WitnessFormat,
 };
 use g16_core::circom::json::{proof_json, public_json};
+use g16_core::prover::PointChecks;
 use g16_core::timeline::chrome::write_chrome;
 use g16_core::timeline::text::read_text;
-use g16_core::prover::PointChecks;
 use g16_core::{Backend, Proof};
 use g16_queue::{CircuitRecord, JobId, JobRecord, JobState, NewJob, Outcome, Priority};
 use tokio_stream::{Stream, StreamExt};
@@ -73,9 +73,10 @@ impl<B: Backend + 'static> Api<B> {
         let stored = package::encode(kind, circuit_bytes, &bytes);
         drop(bytes);
         let name = header.name.clone();
-        let (loaded, stored) = tokio::task::spawn_blocking(move || (package::load(&name, &stored, PointChecks::Full), stored))
-            .await
-            .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
+        let (loaded, stored) =
+            tokio::task::spawn_blocking(move || (package::load(&name, &stored, PointChecks::Full), stored))
+                .await
+                .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
         let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
         let digest = g16_core::key_store::digest_bytes(&stored);
         self.state

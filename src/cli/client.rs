@@ -234,8 +234,9 @@ async fn load(client: &Client, circuit: &str, witness: &[u8], jobs: usize, clien
             let mut latencies = Vec::new();
             while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < jobs {
                 let t = std::time::Instant::now();
-                let job =
-                    client.prove_shared(&circuit, WitnessFormat::Wtns, witness.clone(), ProveOptions::default()).await?;
+                let job = client
+                    .prove_shared(&circuit, WitnessFormat::Wtns, witness.clone(), ProveOptions::default())
+                    .await?;
                 let accepted = t.elapsed().as_secs_f64() * 1e3;
                 let result = client.await_job(&job).await?;
                 if !result.verified {

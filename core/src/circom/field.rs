@@ -106,15 +106,9 @@ const VALUES_PER_TASK: usize = 1 << 14;
 pub fn first_non_canonical(bytes: &[u8]) -> Option<usize> {
     use rayon::prelude::*;
     let modulus = Fr::MODULUS;
-    bytes
-        .par_chunks(VALUES_PER_TASK * VALUE_BYTES)
-        .enumerate()
-        .find_map_first(|(task, chunk)| {
-            chunk
-                .chunks_exact(VALUE_BYTES)
-                .position(|b| limbs::<4>(b) >= modulus)
-                .map(|i| task * VALUES_PER_TASK + i)
-        })
+    bytes.par_chunks(VALUES_PER_TASK * VALUE_BYTES).enumerate().find_map_first(|(task, chunk)| {
+        chunk.chunks_exact(VALUE_BYTES).position(|b| limbs::<4>(b) >= modulus).map(|i| task * VALUES_PER_TASK + i)
+    })
 }
 
 /// Canonical little-endian values into field elements, in parallel; `Err(i)` names the first
@@ -141,13 +135,11 @@ pub(super) fn checked_values_from_le(bytes: &[u8]) -> Vec<Fr> {
 pub fn values_to_le(values: &[Fr]) -> Vec<u8> {
     use rayon::prelude::*;
     let mut out = vec![0u8; values.len() * VALUE_BYTES];
-    out.par_chunks_exact_mut(VALUE_BYTES).zip(values.par_iter()).with_min_len(VALUES_PER_TASK).for_each(
-        |(slot, v)| {
-            for (dst, limb) in slot.chunks_exact_mut(8).zip(v.into_bigint().0) {
-                dst.copy_from_slice(&limb.to_le_bytes());
-            }
-        },
-    );
+    out.par_chunks_exact_mut(VALUE_BYTES).zip(values.par_iter()).with_min_len(VALUES_PER_TASK).for_each(|(slot, v)| {
+        for (dst, limb) in slot.chunks_exact_mut(8).zip(v.into_bigint().0) {
+            dst.copy_from_slice(&limb.to_le_bytes());
+        }
+    });
     out
 }
 

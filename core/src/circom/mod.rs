@@ -32,7 +32,7 @@ pub use field::{
 };
 pub use r1cs::R1cs;
 pub use setup::write_new_zkey;
-pub use wtns::{read_wtns, wtns_values, write_wtns};
+pub use wtns::{read_wtns, write_wtns, wtns_values};
 pub use zkey::{Zkey, ZkeyHeader};
 
 /// What is wrong with a circom or snarkjs file.

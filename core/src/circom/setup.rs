@@ -64,7 +64,7 @@ pub fn write_new_zkey<R: RngCore + CryptoRng>(circuit: &CompiledCircuit, rng: &m
     let lagrange = |points: Vec<Fr>, size: usize| -> Vec<Fr> {
         let scale = (tau.pow([size as u64]) - Fr::ONE) * Fr::from(size as u64).inverse().unwrap_or_default();
         let mut inverses: Vec<Fr> = points.par_iter().map(|x| tau - x).collect();
-        inverses.par_chunks_mut(CHUNK).for_each(|chunk| batch_inversion(chunk));
+        inverses.par_chunks_mut(CHUNK).for_each(batch_inversion);
         points.par_iter().zip(inverses).map(|(x, inv)| scale * x * inv).collect()
     };
     let powers = |first: Fr| -> Vec<Fr> {
@@ -107,7 +107,9 @@ pub fn write_new_zkey<R: RngCore + CryptoRng>(circuit: &CompiledCircuit, rng: &m
     let mut protocol = Vec::new();
     protocol.extend_from_slice(&1u32.to_le_bytes());
     let mut header = Vec::new();
-    for (size, prime) in [(48u32, <ark_bls12_381::Fq as PrimeField>::MODULUS.to_bytes_le()), (32, Fr::MODULUS.to_bytes_le())] {
+    for (size, prime) in
+        [(48u32, <ark_bls12_381::Fq as PrimeField>::MODULUS.to_bytes_le()), (32, Fr::MODULUS.to_bytes_le())]
+    {
         header.extend_from_slice(&size.to_le_bytes());
         header.extend_from_slice(&prime);
     }
