@@ -28,6 +28,8 @@
 #       circom    a generated circuit at 2^SIZE (default 20) from one zkey that `g16 setup
 #                 --zkey` made: `g16 prove --zkey` on CUDA against `snarkjs groth16 prove` on
 #                 the host's CPUs, both verified by snarkjs (node and snarkjs on PATH)
+#       ntt_stability  the wgpu NTT at 2^22–2^24 in three fresh processes (median, min, max
+#                 of 15 runs each), and CUDA's beside it
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -249,9 +251,24 @@ circom() {
   cd "$ROOT" || return
 }
 
+ntt_stability() {
+  # The wgpu NTT from call to call: the same benchmark in three fresh processes (each its own
+  # device, pipelines and buffers), each with its median, fastest and slowest of 15 runs, and
+  # CUDA once beside it.
+  local json="$OUT/ntt-stability.jsonl"
+  for call in 1 2 3; do
+    echo "== [$SECONDS] wgpu ntt, process $call"
+    timeout 120 "$D/g16" bench --backends wgpu --ops ntt --sizes 22..24 --runs 15 --no-plot --json "$json" 2>&1 |
+      grep -v "^\s*$" | tail -n +2
+  done
+  echo "== [$SECONDS] cuda ntt"
+  timeout 120 "$D/g16" bench --backends cuda --ops ntt --sizes 22..24 --runs 15 --no-plot --json "$json" 2>&1 |
+    grep -v "^\s*$" | tail -n +2
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
