@@ -143,11 +143,11 @@ pub fn values_to_le(values: &[Fr]) -> Vec<u8> {
     out
 }
 
-/// R⁻² for R = 2^256 mod r: what turns a `.zkey` coefficient back into its value.
-static R2_INV: LazyLock<Fr> = LazyLock::new(|| {
-    let r = Fr::from(2u64).pow([256]);
-    r.square().inverse().unwrap_or_default()
-});
+/// R² for R = 2^256 mod r: a `.zkey` coefficient is its value times this.
+static R2: LazyLock<Fr> = LazyLock::new(|| Fr::from(2u64).pow([256]).square());
+
+/// R⁻²: what turns a `.zkey` coefficient back into its value.
+static R2_INV: LazyLock<Fr> = LazyLock::new(|| R2.inverse().unwrap_or_default());
 
 /// A `.zkey` matrix coefficient: stored as k·R² mod r, canonical.
 pub(super) fn zkey_coefficient(b: &[u8]) -> Option<Fr> {
@@ -213,7 +213,6 @@ fn put_fq_montgomery(out: &mut Vec<u8>, x: &Fq) {
 
 /// [`zkey_coefficient`]'s inverse: k·R² mod r, canonical.
 pub(super) fn put_zkey_coefficient(out: &mut Vec<u8>, k: &Fr) {
-    static R2: LazyLock<Fr> = LazyLock::new(|| Fr::from(2u64).pow([256]).square());
     out.extend_from_slice(&(*k * *R2).into_bigint().to_bytes_le());
 }
 
