@@ -120,8 +120,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
     }
     match cli.command {
         Command::Devices => devices::run(&settings),
-        Command::Setup { circuit, size, out, compress, seed, zkey: Some(zkey), r1cs } => {
-            let _ = (out, compress);
+        // --out and --compress conflict with --zkey: none is given here.
+        Command::Setup { circuit, size, seed, zkey: Some(zkey), r1cs, .. } => {
             setup::run_zkey(circuit, size, r1cs.as_deref(), &zkey, seed)
         }
         Command::Setup { circuit, size, out, compress, seed, zkey: None, .. } => {
