@@ -30,6 +30,12 @@
 #                 the host's CPUs, both verified by snarkjs (node and snarkjs on PATH)
 #       ntt_stability  the wgpu NTT at 2^22–2^24 in three fresh processes (median, min, max
 #                 of 15 runs each), and CUDA's beside it
+#       witness   the assignment on the host (the native generator against witness-only
+#                 synthesis) at 2^20–2^22, and whole CUDA proofs from it against their device
+#                 section at 2^20 and 2^22
+#       first     a first proof against the steady ones (--warmup 0: first_ms against the
+#                 median) on CUDA and wgpu at 2^22, and traced 2^22 proofs on both (compiled
+#                 circuit, 3 partitions) with their reports
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -266,14 +272,35 @@ ntt_stability() {
     grep -v "^\s*$" | tail -n +2
 }
 
+witness() {
+  local json="$OUT/witness.jsonl"
+  b() { echo "== [$SECONDS] bench $*"; timeout 300 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
+  b --backends cpu --ops witness,synth-witness --sizes 20..22 --runs 5
+  for size in 20 22; do
+    b --backends cuda --ops prove-witness,prove-assignment --sizes "$size" --runs 5
+  done
+}
+
+first() {
+  local json="$OUT/first.jsonl"
+  echo "== [$SECONDS] first and steady proofs"
+  timeout 400 "$D/g16" bench --no-plot --json "$json" --backends cuda,wgpu --ops prove-assignment --sizes 22 \
+    --warmup 0 --runs 4 2>&1 | grep -v "^\s*$"
+  for backend in cuda wgpu; do
+    step 300 "prove-$backend-22" "$D/g16" prove --backend "$backend" --circuit synthetic --size 22 --partitions 3 \
+      --synthesis witness --trace "$OUT/prove-$backend-22.trace.json"
+  done
+  gzip -f "$OUT"/prove-*.trace.json 2>/dev/null
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | witness | first)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
       "$s"
     done
     ;;
-  *) sed -n 2,27p "${BASH_SOURCE[0]}"; exit 2 ;;
+  *) sed -n 2,33p "${BASH_SOURCE[0]}"; exit 2 ;;
 esac

@@ -12,6 +12,23 @@ pub fn random_scalars<R: Rng>(n: usize, rng: &mut R) -> Vec<Fr> {
     (0..n).map(|_| Fr::rand(rng)).collect()
 }
 
+/// n scalars mixed like a circuit's witness, 30 % zeros, 30 % ones and 40 % random full-width
+/// values, in parallel stretches each seeded from `seed` and its index (so any n is quick).
+pub fn witness_like_scalars(n: usize, seed: u64) -> Vec<Fr> {
+    const STRETCH: usize = 1 << 14;
+    (0..n.div_ceil(STRETCH))
+        .into_par_iter()
+        .flat_map_iter(|k| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (k as u64).rotate_left(32));
+            (k * STRETCH..((k + 1) * STRETCH).min(n)).map(move |_| match rng.gen_range(0..10u32) {
+                0..=2 => Fr::from(0u64),
+                3..=5 => Fr::from(1u64),
+                _ => Fr::rand(&mut rng),
+            })
+        })
+        .collect()
+}
+
 /// n distinct points `P + i·Q` for random P and Q: an addition each instead of a scalar
 /// multiplication each, so 2^24 bases take seconds, not hours. An MSM's cost and correctness
 /// do not depend on how its bases relate (the tests mix in identities and repeats on purpose).

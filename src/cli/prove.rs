@@ -290,7 +290,11 @@ fn prove_job(
         .map(|p| {
             let circuit = BuiltinCircuit::new(args.circuit, args.size, args.seed + u64::from(p))?;
             let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-            Ok(if args.compiled() { Partition::witness_of(circuit, r, s) } else { Partition::circuit(circuit, r, s) })
+            Ok(if args.compiled() {
+                Partition::assignment_from(r, s, move || circuit.assignment())
+            } else {
+                Partition::circuit(circuit, r, s)
+            })
         })
         .collect::<Result<Vec<_>, CliError>>()?;
     let bar = progress::bar(u64::from(args.partitions), format!("proving {} 2^{}", args.circuit, args.size));

@@ -146,7 +146,7 @@ fn write_outputs(out: &Path, proof: &Proof, public: &[Fr], arkworks: bool) -> Re
 pub fn write_witness(circuit: CircuitKind, size: u32, seed: u64, out: &Path) -> Result<(), CliError> {
     let started = Instant::now();
     let instance = BuiltinCircuit::new(circuit, size, seed)?;
-    let z = g16_core::compiled::witness(instance)?;
+    let z = instance.assignment()?;
     std::fs::write(out, write_wtns(&z)).map_err(io_err(format!("cannot write {}", out.display())))?;
     println!(
         "witness of {circuit} 2^{size} (seed {seed}): {} values in {:.0} ms; written to {}",

@@ -220,6 +220,19 @@ impl BuiltinCircuit {
     }
 }
 
+impl BuiltinCircuit {
+    /// The assignment z = [1, public inputs…, witness…] in arkworks' allocation order, as the
+    /// compiled circuit's witness path takes it: computed natively by the circuit's own
+    /// witness generator where it has one (synthetic), else by witness-only synthesis
+    /// ([`crate::compiled::witness`]). Both give the same values (tested).
+    pub fn assignment(&self) -> Result<Vec<Fr>, ProveError> {
+        match self.kind {
+            CircuitKind::Synthetic => Ok(synthetic::assignment(self.units, self.seed)),
+            CircuitKind::Sha256 | CircuitKind::Poseidon => crate::compiled::witness(self.clone()),
+        }
+    }
+}
+
 impl ConstraintSynthesizer<Fr> for BuiltinCircuit {
     fn generate_constraints(self, cs: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
         match self.kind {

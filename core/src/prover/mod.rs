@@ -27,7 +27,7 @@ pub use key::{CheckedKey, KeyError, KeyShape, PointChecks, PointProblem, Qap};
 pub use prepared::{PreparedCircuit, PreparedKey};
 pub use synthesis::{synthesize, Synthesized};
 
-use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, NttKind, ScalarBuffer, Scalars};
+use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, BackendKind, NttKind, ScalarBuffer, Scalars};
 use crate::compiled::CompiledCircuit;
 use crate::timeline::{Layer, Timeline};
 use crate::{Fr, G1Projective, G2Projective, Proof};
@@ -72,8 +72,44 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     }
 
     /// Uploads a key's bases once; reuse the result for every proof on this backend.
+    ///
+    /// On a GPU backend it then runs one proof's device work on made-up values ([`Prover::warm_up`]),
+    /// so that the first proof costs what every later one does.
     pub fn prepare(&self, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
-        PreparedKey::new(self.backend, key)
+        let prepared = PreparedKey::new(self.backend, key)?;
+        if self.backend.info().kind != BackendKind::Cpu {
+            self.warm_up(&prepared)?;
+        }
+        Ok(prepared)
+    }
+
+    /// H and the MSMs of one proof, on values mixed like a witness's (zeros, ones, full-width),
+    /// their result thrown away. A GPU backend makes some of its state on first use: NTT
+    /// tables and scratch for the domain, MSM workspaces for each length, the pipelines of
+    /// each path; an H200 trace of a first wgpu proof at 2^22 showed 1.4 s of it inside
+    /// `msm_g1_a` alone. Made here, it counts as the key's preparation, never as a proof's.
+    /// (The CPU backend keeps no such state, so its keys skip this.)
+    pub fn warm_up(&self, key: &PreparedKey) -> Result<(), ProveError> {
+        let backend = self.backend;
+        let shape = key.shape;
+        let values = crate::sample::witness_like_scalars(shape.domain_size.max(shape.num_variables), 1);
+        let mut staged = Staged {
+            a: backend.upload_scalars(&values[..shape.domain_size])?,
+            bc: Some((
+                backend.upload_scalars(&values[..shape.domain_size])?,
+                backend.upload_scalars(&values[..shape.domain_size])?,
+            )),
+            z: backend.upload_scalars(&values[..shape.num_variables])?,
+            num_instance: shape.num_instance,
+            num_variables: shape.num_variables,
+            domain_size: shape.domain_size,
+        };
+        // No spans of its own: its device spans nest under the caller's current span (the
+        // engine's `prepare_key`).
+        self.compute(key, &mut staged, Fr::from(1u64), &Timeline::disabled())?;
+        drop(staged);
+        backend.synchronize()?;
+        Ok(())
     }
 
     /// Synthesizes and proves, with the randomness (r, s) given.

@@ -12,10 +12,15 @@
 //!   late still nest under the host span that enqueued them. A child's interval is clipped
 //!   to its parent, since device clocks can stick out by their error bound. A span whose
 //!   parent is missing from the events is a root.
-//! - `covered_ns` is the union of the children's clipped intervals (overlap counts once);
-//!   `unattributed_ns` is the rest of the span, for spans with children. A leaf's time is
+//! - `covered_ns` is the union of the children's clipped intervals (overlap counts once).
+//! - A host span that enqueues device work may also wait for work queued before it: a
+//!   partition's first MSM waits for the NTTs its `h` span queued, a first NTT for another
+//!   partition's upload. `queued_ns` is the time, inside such a span and outside its
+//!   children, when its device lanes (those of its device children) ran other spans' work.
+//! - `unattributed_ns` is the rest of the span, for spans with children. A leaf's time is
 //!   its own work: it has no unattributed time and no gaps.
-//! - A gap is a maximal interval of a span with children that no child covers; gaps under
+//! - A gap is a maximal interval of a span with children that no child (nor queued device
+//!   work) covers; gaps under
 //!   [`MIN_GAP_NS`] are left out of the list (they still count as unattributed).
 //! - wall = latest end − earliest begin over all spans; device busy = union of all
 //!   Device-layer spans over wall.
@@ -89,7 +94,11 @@ pub struct SpanStats {
     pub children: usize,
     /// Union of the children's intervals, clipped to this span.
     pub covered_ns: u64,
-    /// `dur - covered` for spans with children; 0 for leaves.
+    /// Time outside the children when this span's device lanes ran work queued before it
+    /// (module docs); 0 for spans without device children.
+    #[serde(default)]
+    pub queued_ns: u64,
+    /// `dur - covered - queued` for spans with children; 0 for leaves.
     pub unattributed_ns: u64,
     /// The Begin event's detail.
     pub detail: String,
@@ -107,6 +116,14 @@ impl SpanStats {
         match self.dur_ns() {
             0 => 0.0,
             dur => self.covered_ns as f64 / dur as f64,
+        }
+    }
+
+    /// `(covered + queued) / dur`: the share the report explains.
+    pub fn explained_share(&self) -> f64 {
+        match self.dur_ns() {
+            0 => 0.0,
+            dur => (self.covered_ns + self.queued_ns) as f64 / dur as f64,
         }
     }
 }
@@ -159,18 +176,22 @@ impl Report {
     pub fn with_top_gaps(events: &[Event], n: usize) -> Report {
         let nodes = collect_nodes(events);
         let tree = Tree::build(&nodes);
+        let lanes = Lanes::of(&nodes);
         let mut spans = Vec::with_capacity(nodes.len());
         let mut gaps = Vec::new();
         for &(i, depth) in &tree.order {
             let node = &nodes[i];
             let kids: Vec<&Node> = tree.children[i].iter().map(|&c| &nodes[c]).collect();
+            let queued = lanes.queued_under(node, &kids, &nodes);
+            let covered_ns = runs(node, &kids).iter().map(|r| r.hi - r.lo).sum();
             let mut own = Vec::new();
-            let covered_ns = cover(node, &kids, &mut own);
-            let unattributed_ns = if kids.is_empty() { 0 } else { node.dur_ns() - covered_ns };
+            let explained_ns = cover(node, &[kids.as_slice(), queued.as_slice()].concat(), &mut own);
+            let unattributed_ns = if kids.is_empty() { 0 } else { node.dur_ns() - explained_ns };
             let largest =
                 own.iter().min_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns))).cloned();
             gaps.extend(own);
-            spans.push(node.stats(depth, kids.len(), covered_ns, unattributed_ns, largest));
+            let times = Times { covered_ns, queued_ns: explained_ns - covered_ns, unattributed_ns };
+            spans.push(node.stats(depth, kids.len(), times, largest));
         }
         gaps.sort_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.start_ns.cmp(&b.start_ns)).then(a.span.cmp(&b.span)));
         gaps.truncate(n);
@@ -252,14 +273,16 @@ impl Node {
         self.end - self.start
     }
 
-    fn stats(
-        &self,
-        depth: usize,
-        children: usize,
-        covered_ns: u64,
-        unattributed_ns: u64,
-        largest_gap: Option<Gap>,
-    ) -> SpanStats {
+    /// The device lane of a Device-layer span (from its detail); None for others.
+    fn lane(&self) -> Option<&str> {
+        if self.layer != Layer::Device {
+            return None;
+        }
+        super::parse_device_detail(&self.detail).map(|(device, _)| device)
+    }
+
+    fn stats(&self, depth: usize, children: usize, times: Times, largest_gap: Option<Gap>) -> SpanStats {
+        let Times { covered_ns, queued_ns, unattributed_ns } = times;
         SpanStats {
             id: self.id,
             parent: self.parent,
@@ -272,10 +295,70 @@ impl Node {
             end_ns: self.end,
             children,
             covered_ns,
+            queued_ns,
             unattributed_ns,
             detail: self.detail.clone(),
             largest_gap,
         }
+    }
+}
+
+/// A span's time split three ways (see [`SpanStats`]).
+struct Times {
+    covered_ns: u64,
+    queued_ns: u64,
+    unattributed_ns: u64,
+}
+
+/// The Device-layer spans of each device lane, by start, for finding the queued work a host
+/// span waited on.
+struct Lanes<'a> {
+    /// Per lane: (start, node index) by start, and the longest span's length.
+    by_lane: HashMap<&'a str, (Vec<(u64, usize)>, u64)>,
+}
+
+impl<'a> Lanes<'a> {
+    fn of(nodes: &'a [Node]) -> Lanes<'a> {
+        let mut by_lane: HashMap<&'a str, (Vec<(u64, usize)>, u64)> = HashMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(lane) = n.lane() {
+                let (spans, longest) = by_lane.entry(lane).or_default();
+                spans.push((n.start, i));
+                *longest = (*longest).max(n.dur_ns());
+            }
+        }
+        for (spans, _) in by_lane.values_mut() {
+            spans.sort_unstable();
+        }
+        Lanes { by_lane }
+    }
+
+    /// The device spans on the lanes of `node`'s device children that overlap `node` and are
+    /// not its children: the work queued before it that ran while it waited. Only a host span
+    /// with device children waits on its lane; others get none.
+    fn queued_under<'n>(&self, node: &Node, kids: &[&Node], nodes: &'n [Node]) -> Vec<&'n Node> {
+        if node.layer == Layer::Device {
+            return Vec::new();
+        }
+        let mut lanes: Vec<&str> = kids.iter().filter_map(|k| k.lane()).collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        let mut queued = Vec::new();
+        for lane in lanes {
+            let Some((spans, longest)) = self.by_lane.get(lane) else { continue };
+            // Spans that start before `node.start − longest` end before `node` begins.
+            let from = spans.partition_point(|&(start, _)| start < node.start.saturating_sub(*longest));
+            for &(start, i) in &spans[from..] {
+                if start >= node.end {
+                    break;
+                }
+                let n = &nodes[i];
+                if n.end > node.start && n.parent != Some(node.id) {
+                    queued.push(n);
+                }
+            }
+        }
+        queued
     }
 }
 
@@ -511,6 +594,7 @@ struct Row<'a> {
     count: usize,
     dur_ns: u64,
     covered_ns: u64,
+    queued_ns: u64,
     unattributed_ns: u64,
     with_children: bool,
     rows: Vec<usize>,
@@ -533,6 +617,7 @@ fn rows(spans: &[SpanStats]) -> (Vec<Row<'_>>, Vec<usize>) {
                 count: 0,
                 dur_ns: 0,
                 covered_ns: 0,
+                queued_ns: 0,
                 unattributed_ns: 0,
                 with_children: false,
                 rows: Vec::new(),
@@ -551,6 +636,7 @@ fn rows(spans: &[SpanStats]) -> (Vec<Row<'_>>, Vec<usize>) {
         if s.children > 0 {
             row.with_children = true;
             row.covered_ns += s.covered_ns;
+            row.queued_ns += s.queued_ns;
             row.unattributed_ns += s.unattributed_ns;
         }
     }
@@ -562,6 +648,9 @@ fn rows(spans: &[SpanStats]) -> (Vec<Row<'_>>, Vec<usize>) {
     }
     (rows, order)
 }
+
+/// The line under a span for the queued device work it waited on.
+const QUEUED_ROW: &str = "(queued before, waited on)";
 
 fn ms_f(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
@@ -575,13 +664,22 @@ impl fmt::Display for Rendered<'_> {
             let count = if r.count > 1 { format!(" ×{}", r.count) } else { String::new() };
             format!("{}{}{count}", "  ".repeat(r.depth), r.name)
         };
-        let width = order.iter().map(|&r| label(&rows[r]).chars().count()).max().unwrap_or(0).max(4);
+        let queued_width =
+            |r: &Row<'_>| if r.queued_ns > 0 { 2 * (r.depth + 1) + QUEUED_ROW.chars().count() } else { 0 };
+        let width = order
+            .iter()
+            .map(|&r| label(&rows[r]).chars().count().max(queued_width(&rows[r])))
+            .max()
+            .unwrap_or(0)
+            .max(4);
         writeln!(f, "{:<width$}  {:<7}  {:>12}  {:>8}  {:>12}", "span", "layer", "ms", "covered", "unattr ms")?;
         for &r in &order {
             let row = &rows[r];
-            // A leaf's time is its own work: coverage does not apply.
+            // A leaf's time is its own work: coverage does not apply. The covered share counts
+            // the queued device work the span waited on, which has a line of its own.
             let (covered, unattributed) = if row.with_children {
-                let share = if row.dur_ns == 0 { 0.0 } else { row.covered_ns as f64 / row.dur_ns as f64 };
+                let explained = row.covered_ns + row.queued_ns;
+                let share = if row.dur_ns == 0 { 0.0 } else { explained as f64 / row.dur_ns as f64 };
                 (percent(share), ms(row.unattributed_ns))
             } else {
                 ("-".to_string(), "-".to_string())
@@ -595,6 +693,17 @@ impl fmt::Display for Rendered<'_> {
                 covered,
                 unattributed
             )?;
+            if row.queued_ns > 0 {
+                let name = format!("{}{QUEUED_ROW}", "  ".repeat(row.depth + 1));
+                writeln!(
+                    f,
+                    "{name:<width$}  {:<7}  {:>12}  {:>8}  {:>12}",
+                    Layer::Device,
+                    ms(row.queued_ns),
+                    "-",
+                    "-"
+                )?;
+            }
         }
         match report.device_busy {
             Some(share) => writeln!(f, "device busy: {} ({} ms)", percent(share), ms(report.device_busy_ns))?,
@@ -729,6 +838,44 @@ mod tests {
         assert_eq!((r.wall_ns, r.unattributed_ns, r.device_busy), (100 * MS, 20 * MS, None));
         let names: Vec<&str> = r.spans.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["prove", "a", "b"]);
+    }
+
+    /// A device span on `lane`, with the detail the recorder writes.
+    fn on_lane(id: SpanId, parent: SpanId, name: &str, lane: &str, start_ns: u64, end_ns: u64) -> [Event; 2] {
+        let mut pair = span(id, Some(parent), Layer::Device, name, start_ns, end_ns);
+        pair[0].detail = super::super::device_detail(lane, 0);
+        pair
+    }
+
+    /// A first MSM that waits for the NTTs queued before it: the device time on its lane
+    /// explains the wait; another lane's work does not.
+    #[test]
+    fn a_span_waiting_on_queued_device_work_is_explained_by_it() {
+        let r = Report::from_events(&trace(&[
+            span(1, None, Layer::Prover, "h", 0, 2 * MS),
+            span(2, Some(1), Layer::Prover, "ntt_a", 0, MS),
+            on_lane(3, 2, "ntt", "cuda:0", MS, 11 * MS),
+            span(4, Some(1), Layer::Prover, "ntt_b", MS, 2 * MS),
+            on_lane(5, 4, "ntt", "cuda:0", 12 * MS, 21 * MS),
+            span(6, None, Layer::Prover, "msm", 2 * MS, 40 * MS),
+            on_lane(7, 6, "msm_g1", "cuda:0", 21 * MS, 40 * MS),
+            span(8, None, Layer::Prover, "other", 0, 40 * MS),
+            on_lane(9, 8, "upload", "cuda:1", 0, 40 * MS),
+        ]));
+        let msm = stats(&r, "msm");
+        assert_eq!((msm.covered_ns, msm.queued_ns, msm.unattributed_ns), (19 * MS, 18 * MS, MS));
+        assert!((msm.explained_share() - 37.0 / 38.0).abs() < 1e-12);
+        let gap = msm.largest_gap.as_ref().expect("the millisecond between the NTTs");
+        assert_eq!((gap.start_ns, gap.end_ns), (11 * MS, 12 * MS));
+        assert_eq!((gap.before.as_str(), gap.after.as_str()), ("end of ntt", "start of ntt"));
+        // ntt_b's launch ran while the device worked on ntt_a's NTT; ntt_a's, on an idle device,
+        // stays unattributed: host time in the launch.
+        let (ntt_a, ntt_b) = (stats(&r, "ntt_a"), stats(&r, "ntt_b"));
+        assert_eq!((ntt_b.covered_ns, ntt_b.queued_ns, ntt_b.unattributed_ns), (0, MS, 0));
+        assert_eq!((ntt_a.covered_ns, ntt_a.queued_ns, ntt_a.unattributed_ns), (0, 0, MS));
+        assert_eq!(stats(&r, "h").queued_ns, 0, "no device children: h waits on nothing itself");
+        let text = r.to_string();
+        assert!(text.contains(QUEUED_ROW), "{text}");
     }
 
     #[test]

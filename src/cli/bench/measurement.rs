@@ -21,6 +21,9 @@ pub struct Measurement {
     pub median_ms: f64,
     pub min_ms: f64,
     pub max_ms: f64,
+    /// The first timed run: with `--warmup 0`, the first call after any preparation (a
+    /// first proof, against the steady median).
+    pub first_ms: f64,
     pub runs: usize,
     /// What the timed call includes and what it leaves out (inputs on the device or not).
     pub includes: String,
@@ -86,6 +89,7 @@ pub fn measurement(info: &BackendInfo, op: &str, includes: &str, size: u32, time
         median_ms: median(times),
         min_ms: sorted.first().copied().unwrap_or(0.0),
         max_ms: sorted.last().copied().unwrap_or(0.0),
+        first_ms: times.first().copied().unwrap_or(0.0),
         runs: sorted.len(),
         includes: includes.to_string(),
         commit: stamp::COMMIT.to_string(),

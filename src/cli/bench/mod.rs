@@ -16,13 +16,17 @@
 //!   `prove-device`, the device section of the same runs (staging, H, MSMs, assembly) as the
 //!   timeline measured it.
 //! - `prove-witness`: the same proof through the compiled circuit (compiled and prepared once,
-//!   outside the timing): the witness alone on the host, then z staged, a, b, c = A·z, B·z,
+//!   outside the timing): the assignment alone on the host (the circuit's native witness
+//!   generator where it has one, as `witness` times it), then z staged, a, b, c = A·z, B·z,
 //!   C·z and the R1CS check on the device, H, MSMs, assembly; and `prove-witness-device`.
 //! - `prove-assignment`: the same from an assignment already in host memory, as a `.wtns` file
 //!   or an outside witness generator delivers it (made outside the timing); and
 //!   `prove-assignment-device`.
 //! - `prove-arkworks`: the same proof by `ark-groth16`'s own prover on this machine's CPU, the
 //!   reference every backend is compared with (run once per size, not per backend).
+//! - `synth-full`, `synth-witness`, `witness` (host only): one partition's whole synthesis; its
+//!   witness alone by arkworks' witness-only synthesis; its assignment as the compiled proofs
+//!   take it (the native witness generator where the circuit has one).
 //! - `spmv`: one sparse product A·z of the compiled circuit's A (resident) by a random z
 //!   already on the device, synchronized.
 //!
@@ -59,7 +63,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
     /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, spmv, prove,
-    /// prove-witness, prove-assignment, prove-arkworks, synth-full, synth-witness.
+    /// prove-witness, prove-assignment, prove-arkworks, synth-full, synth-witness, witness.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -100,11 +104,12 @@ enum Op {
     ProveArkworks,
     SynthFull,
     SynthWitness,
+    Witness,
 }
 
 impl Op {
     /// Every op with its command-line name, in the order the names are listed.
-    const ALL: [Op; 13] = [
+    const ALL: [Op; 14] = [
         Op::MsmG1,
         Op::MsmG2,
         Op::MsmG1Witness,
@@ -118,11 +123,12 @@ impl Op {
         Op::ProveArkworks,
         Op::SynthFull,
         Op::SynthWitness,
+        Op::Witness,
     ];
 
     /// Whether the op runs on the host alone, once a size rather than once a backend.
     fn host_only(self) -> bool {
-        matches!(self, Op::ProveArkworks | Op::SynthFull | Op::SynthWitness)
+        matches!(self, Op::ProveArkworks | Op::SynthFull | Op::SynthWitness | Op::Witness)
     }
 
     fn parse(s: &str) -> Result<Op, CliError> {
@@ -212,11 +218,12 @@ fn includes(op: Op) -> &'static str {
         Op::Upload => "staging the scalars from host memory onto the device, synchronized; freeing outside the timing",
         Op::Spmv => "one sparse product A·z: the compiled circuit's A resident (uploaded once, outside the timing), z already on the device, synchronized",
         Op::Prove => "one whole proof: synthesis, staging, H, MSMs, assembly; the key prepared once, outside the timing",
-        Op::ProveWitness => "one whole proof through the compiled circuit: the witness on the host, staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
+        Op::ProveWitness => "one whole proof through the compiled circuit: the assignment on the host (the circuit's native witness generator where it has one: synthetic; else witness-only synthesis), staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
         Op::ProveAssignment => "one whole proof through the compiled circuit from an assignment already in host memory (as a witness file or an outside witness generator delivers it; made outside the timing): staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
         Op::ProveArkworks => "ark-groth16's create_proof_with_reduction on the host's CPU, synthesis included",
         Op::SynthFull => "one partition's whole synthesis on the host: constraints, assignment and the rows a, b, c",
-        Op::SynthWitness => "one partition's witness alone on the host (the compiled circuit's proofs need no more)",
+        Op::SynthWitness => "one partition's witness alone on the host by arkworks' witness-only synthesis (the compiled circuit's proofs need no more)",
+        Op::Witness => "one partition's assignment on the host as the compiled proofs take it: the circuit's native witness generator where it has one (synthetic), else witness-only synthesis",
     }
 }
 
@@ -252,6 +259,7 @@ fn op_name(op: Op) -> &'static str {
         Op::ProveArkworks => "prove-arkworks",
         Op::SynthFull => "synth-full",
         Op::SynthWitness => "synth-witness",
+        Op::Witness => "witness",
     }
 }
 
@@ -312,15 +320,7 @@ fn random_scalars(n: usize) -> Vec<Fr> {
 
 /// Scalars mixed like the synthetic circuit's witness: 30 % zeros, 30 % ones, 40 % random.
 fn witness_scalars(n: usize) -> Vec<Fr> {
-    use rand::Rng;
-    let mut rng = ChaCha20Rng::from_entropy();
-    (0..n)
-        .map(|_| match rng.gen_range(0..10u32) {
-            0..=2 => Fr::from(0u64),
-            3..=5 => Fr::from(1u64),
-            _ => Fr::rand(&mut rng),
-        })
-        .collect()
+    sample::witness_like_scalars(n, rand::Rng::gen(&mut ChaCha20Rng::from_entropy()))
 }
 
 fn measure(
@@ -386,7 +386,7 @@ fn measure(
                 record_spans();
             }
         }
-        Op::ProveArkworks | Op::SynthFull | Op::SynthWitness => {
+        Op::ProveArkworks | Op::SynthFull | Op::SynthWitness | Op::Witness => {
             return Err(CliError::Usage(format!("{} runs on the host alone", op_name(op))))
         }
         Op::Spmv => {
@@ -408,6 +408,8 @@ fn measure(
             let prover = Prover::new(backend);
             let key = prover.prepare(&checked)?;
             drop(checked);
+            // The key's preparation (bases, a warm-up proof) is no run's work.
+            backend.drain_device_spans();
             let compiled = match op {
                 Op::ProveWitness | Op::ProveAssignment => {
                     Some(prover.prepare_circuit(&setup::stored_or_compiled(store, args.circuit, size)?)?)
@@ -420,14 +422,14 @@ fn measure(
                 let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
                 let tl = Timeline::new();
                 let given = match op {
-                    Op::ProveAssignment => Some(g16_core::compiled::witness(circuit.clone())?),
+                    Op::ProveAssignment => Some(circuit.assignment()?),
                     _ => None,
                 };
                 let t = Instant::now();
                 let proof = match (&compiled, given) {
                     (Some(compiled), Some(z)) => prover.prove_assignment(&key, compiled, &z, r, s, &tl)?,
                     (Some(compiled), None) => {
-                        let z = g16_core::compiled::witness(circuit)?;
+                        let z = circuit.assignment()?;
                         prover.prove_assignment(&key, compiled, &z, r, s, &tl)?
                     }
                     (None, _) => prover.prove(&key, circuit, r, s, &tl)?,
@@ -506,6 +508,7 @@ fn measure_synthesis(op: Op, size: u32, args: &BenchArgs) -> Result<Measurement,
         let t = Instant::now();
         match op {
             Op::SynthFull => drop(std::hint::black_box(g16_core::prover::synthesize(circuit)?)),
+            Op::Witness => drop(std::hint::black_box(circuit.assignment()?)),
             _ => drop(std::hint::black_box(g16_core::compiled::witness(circuit)?)),
         }
         times.push(t.elapsed().as_secs_f64() * 1e3);

@@ -29,6 +29,10 @@ use ark_std::UniformRand;
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 
+mod witness;
+
+pub(super) use witness::assignment;
+
 /// The smallest size: 2^4 rows hold 3 groups.
 pub(super) const MIN_SIZE: u32 = 4;
 
@@ -69,9 +73,23 @@ impl Witness {
     }
 
     fn group(&mut self) -> Group {
-        // One random word gives all three bits: cheaper than three draws.
         let word: u32 = self.0.gen();
-        Group { bits: [word & 1 != 0, word & 2 != 0, word & 4 != 0], y: self.field() }
+        Group::new(word, self.field())
+    }
+}
+
+impl Group {
+    /// One random word gives all three bits: cheaper than three draws.
+    fn new(word: u32, y: Fr) -> Group {
+        Group { bits: [word & 1 != 0, word & 2 != 0, word & 4 != 0], y }
+    }
+
+    /// The step as an affine map x ↦ m·x + c: (x + b₀)(y + b₁) + b₂ with m = y + b₁ and
+    /// c = b₀·m + b₂ (b₀ a bit, so no multiplication).
+    fn affine(&self) -> (Fr, Fr) {
+        let m = self.y + bit(self.bits[1]);
+        let c = if self.bits[0] { m } else { Fr::ZERO } + bit(self.bits[2]);
+        (m, c)
     }
 }
 
@@ -88,8 +106,9 @@ fn step(x: Fr, g: &Group) -> Fr {
     (x + bit(g.bits[0])) * (g.y + bit(g.bits[1])) + bit(g.bits[2])
 }
 
-/// The public inputs `[x₀, out]`, computed natively.
-pub(super) fn public_inputs(groups: usize, seed: u64) -> [Fr; 2] {
+/// Runs the chain natively: draws x₀, every group and the final multiplier in synthesis's
+/// order, hands each group and the x′ it makes to `visit`, and returns `(x₀, y, out)`.
+fn run_chain(groups: usize, seed: u64, mut visit: impl FnMut(&Group, Fr)) -> (Fr, Fr, Fr) {
     let mut witness = Witness::new(seed);
     let start = witness.field();
     let mut x = start;
@@ -97,10 +116,17 @@ pub(super) fn public_inputs(groups: usize, seed: u64) -> [Fr; 2] {
     for _ in 0..groups {
         let g = witness.group();
         x = step(x, &g);
+        visit(&g, x);
         last_bit = g.bits[2];
     }
     let y = witness.field();
-    [start, x * y + bit(last_bit)]
+    (start, y, x * y + bit(last_bit))
+}
+
+/// The public inputs `[x₀, out]`, computed natively.
+pub(super) fn public_inputs(groups: usize, seed: u64) -> [Fr; 2] {
+    let (start, _, out) = run_chain(groups, seed, |_, _| {});
+    [start, out]
 }
 
 /// Synthesizes `groups` groups and the final output step.
@@ -194,6 +220,17 @@ mod tests {
         assert_eq!(nonzeros(a), 5 * groups + 1);
         assert_eq!(nonzeros(b), 7 * groups + 1);
         assert_eq!(nonzeros(c), 3 * groups + 2);
+    }
+
+    #[test]
+    fn the_native_assignment_is_the_synthesized_one() {
+        for (size, seed) in [(MIN_SIZE, 0), (5, 1), (11, 2), (17, 3)] {
+            let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, seed).unwrap();
+            let native = assignment(circuit.units(), seed);
+            let synthesized = crate::compiled::witness(circuit.clone()).unwrap();
+            assert_eq!(native.len(), 3 + 5 * circuit.units() + 1, "2^{size}: instance, 5 a group, the last y");
+            assert!(native == synthesized, "2^{size} seed {seed}: native and synthesized assignments differ");
+        }
     }
 
     #[test]
