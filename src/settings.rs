@@ -167,6 +167,7 @@ impl Settings {
                     })?
                     .unwrap_or(false),
                 max_binding_bytes: None,
+                max_workgroup_bytes: None,
                 pipeline_cache: match vars.flag("G16_NO_PIPELINE_CACHE")? {
                     Some(true) => None,
                     _ => cache_dir.as_ref().map(|d| d.join("wgpu")),

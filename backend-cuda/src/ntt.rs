@@ -14,6 +14,7 @@ use ark_bls12_381::Fr;
 use ark_ff::{FftField, Field};
 use cudarc::driver::CudaSlice;
 use g16_core::backend::limbs::{fr_to_words, FR_WORDS};
+use g16_core::backend::ntt_plan::balanced_passes;
 use g16_core::backend::NttKind;
 use g16_core::timeline::SpanId;
 
@@ -97,11 +98,7 @@ fn butterfly_roots(inverse: bool) -> Vec<Fr> {
 /// The passes of an NTT of 2^log_n, in stages: one pass up to 2^10, else the fewest passes of
 /// at most 8 stages, balanced (2^24: 8, 8, 8; 2^22: 8, 7, 7).
 fn plan_passes(log_n: u32) -> Vec<u32> {
-    if log_n <= ROOTS_LOG {
-        return vec![log_n];
-    }
-    let count = log_n.div_ceil(MAX_PASS_STAGES);
-    (0..count).map(|i| log_n / count + u32::from(i < log_n % count)).collect()
+    balanced_passes(log_n, ROOTS_LOG, MAX_PASS_STAGES)
 }
 
 /// One launch of the pass kernel: stages s0+1 … s0+k, blocks of 2^log_cols columns.

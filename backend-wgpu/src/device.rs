@@ -26,6 +26,9 @@ pub struct WgpuOptions {
     pub force_u32: bool,
     /// Lower the per-binding size limit below the adapter's (tests of split bindings).
     pub max_binding_bytes: Option<u64>,
+    /// Lower the workgroup storage the kernels plan with below the device's (tests of the
+    /// NTT's smaller tiles, such as WebGPU's default 16 KiB).
+    pub max_workgroup_bytes: Option<u32>,
     /// The directory of the on-disk pipeline cache (VkPipelineCache), where the adapter has
     /// one; `None`: no cache.
     pub pipeline_cache: Option<PathBuf>,
@@ -166,6 +169,9 @@ pub struct WgpuDevice {
     arith: Arith,
     /// Largest binding, in bytes, after `WgpuOptions::max_binding_bytes`.
     binding_bytes: u64,
+    /// Workgroup storage the kernels may declare, in bytes, after
+    /// `WgpuOptions::max_workgroup_bytes`.
+    workgroup_bytes: u32,
     errors: Arc<Mutex<Vec<String>>>,
 }
 
@@ -218,6 +224,12 @@ impl WgpuDevice {
         if let Some(cap) = options.max_binding_bytes {
             binding_bytes = binding_bytes.min(cap);
         }
+        // The device's own limits: what was granted, which the request set to the adapter's.
+        let granted = device.limits();
+        let mut workgroup_bytes = granted.max_compute_workgroup_storage_size;
+        if let Some(cap) = options.max_workgroup_bytes {
+            workgroup_bytes = workgroup_bytes.min(cap);
+        }
         Ok(WgpuDevice {
             device,
             queue,
@@ -227,6 +239,7 @@ impl WgpuDevice {
             limits,
             arith,
             binding_bytes,
+            workgroup_bytes,
             errors,
         })
     }
@@ -251,6 +264,11 @@ impl WgpuDevice {
     /// The largest binding used, in bytes.
     pub fn binding_bytes(&self) -> u64 {
         self.binding_bytes
+    }
+
+    /// The workgroup storage kernels may declare, in bytes.
+    pub fn workgroup_bytes(&self) -> u32 {
+        self.workgroup_bytes
     }
 
     pub fn has_timestamps(&self) -> bool {
@@ -355,18 +373,38 @@ impl WgpuDevice {
         group: &wgpu::BindGroup,
         threads: u64,
     ) -> Result<(), WgpuError> {
-        if threads == 0 {
-            return Ok(());
-        }
-        let groups = threads.div_ceil(64);
-        let max = u64::from(self.limits.max_compute_workgroups_per_dimension);
-        let x = groups.min(max);
-        let y = groups.div_ceil(x);
-        if y > max || threads > u64::from(u32::MAX) {
+        if threads > u64::from(u32::MAX) {
             return Err(WgpuError::TooLarge {
                 what: format!("a dispatch of {threads} threads"),
                 requested: threads,
-                limit: max * max * 64,
+                limit: u64::from(u32::MAX),
+            });
+        }
+        self.dispatch_groups(pass, pipeline, group, threads.div_ceil(64))
+    }
+
+    /// Records a dispatch of `groups` workgroups, spread over x and y when one dimension's
+    /// limit is not enough; the kernel numbers them x-major (`id.x + id.y·count.x`). Past one
+    /// dimension x is the largest power of two within it, so a power-of-two count is covered
+    /// exactly, with no workgroup past the last.
+    pub(crate) fn dispatch_groups(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+        groups: u64,
+    ) -> Result<(), WgpuError> {
+        if groups == 0 {
+            return Ok(());
+        }
+        let max = u64::from(self.limits.max_compute_workgroups_per_dimension);
+        let x = if groups <= max { groups } else { 1u64 << (63 - max.leading_zeros()) };
+        let y = groups.div_ceil(x);
+        if y > max {
+            return Err(WgpuError::TooLarge {
+                what: format!("a dispatch of {groups} workgroups"),
+                requested: groups,
+                limit: max * max,
             });
         }
         pass.set_pipeline(pipeline);

@@ -1,10 +1,17 @@
 //! NTTs and the pointwise ops of H on Fr buffers.
 //!
-//! An NTT of 2^L elements is L Stockham passes (shaders/ntt/ntt.wgsl), ping-ponging between the
-//! buffer and a cached scratch buffer of the same size — when the result ends in the scratch
-//! the two are swapped, so no copy is made. Coset NTTs multiply by g^i before the forward
-//! transform; inverse ones scale by n^-1 (times g^-i on the coset) after it. Twiddles and
-//! coset powers are computed once per size on the host and stay on the device ([`Ntt`]).
+//! An NTT of 2^L elements is a few passes of the pass kernel (shaders/ntt/ntt.wgsl, whose
+//! header has the maths): each pass reads the array once, runs up to 8 stages in workgroup
+//! memory, and writes it once, ping-ponging between the buffer and a cached scratch buffer of
+//! the same size — when the result ends in the scratch the two are swapped, so no copy is
+//! made. The passes are planned from the tile the device's workgroup storage holds
+//! ([`NttTile`]): one pass up to the tile, else the fewest passes of at most 8 stages, as the
+//! CUDA backend plans them.
+//!
+//! Coset NTTs multiply input i by g^i in the first pass's load, inverse ones scale output i by
+//! n⁻¹ (times g^(−i) on the coset) in the last pass's store. Each direction has one table per
+//! size, computed once on the host and kept on the device: its n/2 twiddles ω^(±e), then the
+//! short power tables of the scalings ([`DirectionTable`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,37 +20,62 @@ use ark_ff::{FftField, Field};
 use rayon::prelude::*;
 
 use g16_core::backend::limbs::{fr_to_words, to_words, FR_WORDS};
+use g16_core::backend::ntt_plan::balanced_passes;
 use g16_core::backend::{check_ntt_len, check_same_len, BackendError, NttKind};
 use g16_core::Fr;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
-use crate::compile::{Module, Pipelines, Res};
+use crate::compile::{Module, NttTile, Pipelines, Res};
 use crate::device::lock;
 use crate::error::WgpuError;
 use crate::staging;
 use crate::timing::{Op, Tag, Timing};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Table {
-    /// ω^i, i < n/2.
-    Twiddles,
-    /// ω^-i, i < n/2.
-    InverseTwiddles,
-    /// g^i, i < n.
-    Coset,
-    /// n^-1·g^-i, i < n.
-    CosetInverse,
-    /// ω₂ₙ^i, i < n: the shift onto the odd 2n-th roots of unity (snarkjs's coset).
-    OddCoset,
+/// Most stages a pass runs when an NTT takes several: three passes reach 2^24, as on CUDA.
+const MAX_PASS_STAGES: u32 = 8;
+
+/// The split of the power tables: power(i) = hi[i >> SPLIT]·lo[i mod 2^SPLIT] (`NTT_SPLIT`
+/// in shaders/ntt/ntt.wgsl).
+const SPLIT: u32 = 12;
+
+/// The stages of each pass of an NTT of 2^log_n on tiles of 2^tile_log elements: one pass
+/// when the whole transform fits a tile; else the fewest passes of at most
+/// min(8, tile_log − 1) stages, balanced (a tile of 1024: 2^24 in 8, 8, 8; 2^22 in 8, 7, 7).
+/// At most tile_log − 1 stages leaves a pass at least two columns a tile row, so that its
+/// reads and writes move at least 64 adjacent bytes; with WebGPU's 16 KiB (a tile of 512) that
+/// still reaches 2^24 in three passes, where four columns would take four.
+pub fn plan_passes(log_n: u32, tile_log: u32) -> Vec<u32> {
+    balanced_passes(log_n, tile_log, MAX_PASS_STAGES.min(tile_log.saturating_sub(1)))
 }
 
-/// The NTT layer of one device: its tables by size, and its free scratch buffers by length.
-pub(crate) struct Ntt {
-    mem: Arc<Memory>,
-    pipelines: Arc<Pipelines>,
-    timing: Arc<Timing>,
-    tables: Mutex<HashMap<(u32, Table), Arc<Chunked>>>,
-    scratch: Mutex<HashMap<usize, Vec<Chunked>>>,
+/// One dispatch of the pass kernel: stages s0+1 … s0+k, tiles of 2^log_cols columns whose rows
+/// are `stride` elements apart in workgroup memory, one workgroup a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PassLaunch {
+    s0: u32,
+    k: u32,
+    log_cols: u32,
+    stride: u32,
+    workgroups: u32,
+}
+
+/// The dispatches of an NTT of 2^log_n on `tile`: as many columns a tile as it holds and as
+/// the pass has (first pass: 2^(L−k) groups; later ones: 2^s0 columns a group), and a pad
+/// element a row where the workgroup array has room for it.
+fn plan_launches(log_n: u32, tile: NttTile) -> Vec<PassLaunch> {
+    let mut s0 = 0;
+    plan_passes(log_n, tile.log)
+        .into_iter()
+        .map(|k| {
+            let log_cols = (tile.log - k).min(if s0 == 0 { log_n - k } else { s0 });
+            let cols = 1u32 << log_cols;
+            let padded = cols > 1 && (cols + 1) << k <= tile.shared;
+            let stride = cols + u32::from(padded);
+            let launch = PassLaunch { s0, k, log_cols, stride, workgroups: 1 << (log_n - k - log_cols) };
+            s0 += k;
+            launch
+        })
+        .collect()
 }
 
 /// scale·base^i for i < count, in parallel stretches.
@@ -63,11 +95,95 @@ fn powers(base: Fr, scale: Fr, count: usize) -> Vec<Fr> {
         .collect()
 }
 
+/// Where a power table scale·base^i (i < n) lies in a direction's table: its low part
+/// base^j (j < min(n, 2^SPLIT)) at `lo`, its high part scale·base^(2^SPLIT·j) after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PowerTable {
+    hi: u32,
+    lo: u32,
+}
+
+impl PowerTable {
+    /// (low part's length, high part's length) for a domain of n.
+    fn lens(n: usize) -> (usize, usize) {
+        (n.min(1 << SPLIT), (n >> SPLIT).max(1))
+    }
+
+    /// Appends the table of scale·base^i, i < n, to `table`, and says where it went.
+    fn append(table: &mut Vec<Fr>, base: Fr, scale: Fr, n: usize) -> PowerTable {
+        let (lo_len, hi_len) = Self::lens(n);
+        let lo = table.len();
+        table.extend(powers(base, Fr::ONE, lo_len));
+        table.extend(powers(base.pow([1u64 << SPLIT]), scale, hi_len));
+        PowerTable { hi: (lo + lo_len) as u32, lo: lo as u32 }
+    }
+}
+
+/// One direction's table of a domain of n, on the device: ω^(±e) for e < n/2 (the
+/// butterflies' and the passes' twiddles), then the power tables of the scalings: forward,
+/// the coset shift g^i and snarkjs's ω₂ₙ^i; inverse, n⁻¹·g^(−i).
+struct DirectionTable {
+    table: Chunked,
+    coset: PowerTable,
+    /// Forward only (the inverse table's copy of `coset`).
+    odd_coset: PowerTable,
+}
+
+/// How a pass scales what it loads or stores (the kernel's `load_mode`, `store_mode`).
+#[derive(Clone, Copy, Debug)]
+enum Scaling {
+    None,
+    /// By the constant (the kernel has it for stores only).
+    Constant(Fr),
+    /// Element i by entry i of a power table.
+    Powers(PowerTable),
+}
+
+impl Scaling {
+    fn mode(self) -> u32 {
+        match self {
+            Scaling::None => 0,
+            Scaling::Constant(_) => 1,
+            Scaling::Powers(_) => 2,
+        }
+    }
+
+    fn table(self) -> PowerTable {
+        match self {
+            Scaling::Powers(t) => t,
+            _ => PowerTable { hi: 0, lo: 0 },
+        }
+    }
+}
+
+/// The pass kernel's uniform (`Params` in shaders/ntt/ntt.wgsl).
+fn pass_params(log_n: u32, pass: &PassLaunch, load: Scaling, store: Scaling) -> Vec<u32> {
+    let (l, s) = (load.table(), store.table());
+    let mut p =
+        vec![log_n, pass.s0, pass.k, pass.log_cols, pass.stride, load.mode(), store.mode(), 0, l.hi, l.lo, s.hi, s.lo];
+    let mut scale = [0u32; FR_WORDS];
+    if let Scaling::Constant(c) = store {
+        fr_to_words(&c, &mut scale);
+    }
+    p.extend_from_slice(&scale);
+    p
+}
+
 /// The pointwise module's uniform: n, padding, then the constant's eight limbs.
 fn pointwise_params(n: usize, k: Fr) -> Vec<u32> {
     let mut p = vec![n as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
     fr_to_words(&k, &mut p[4..12]);
     p
+}
+
+/// The NTT layer of one device: its tables by size and direction, and its free scratch buffers
+/// by length.
+pub(crate) struct Ntt {
+    mem: Arc<Memory>,
+    pipelines: Arc<Pipelines>,
+    timing: Arc<Timing>,
+    tables: Mutex<HashMap<(u32, bool), Arc<DirectionTable>>>,
+    scratch: Mutex<HashMap<usize, Vec<Chunked>>>,
 }
 
 impl Ntt {
@@ -81,8 +197,9 @@ impl Ntt {
         Fr::TWO_ADICITY.min(by_memory).min(31)
     }
 
-    fn table(&self, log: u32, which: Table) -> Result<Arc<Chunked>, WgpuError> {
-        if let Some(t) = lock(&self.tables).get(&(log, which)) {
+    /// The table of direction `inverse` for a domain of 2^log.
+    fn table(&self, log: u32, inverse: bool) -> Result<Arc<DirectionTable>, WgpuError> {
+        if let Some(t) = lock(&self.tables).get(&(log, inverse)) {
             return Ok(t.clone());
         }
         let n = 1usize << log;
@@ -90,20 +207,24 @@ impl Ntt {
             Fr::get_root_of_unity(n as u64).ok_or(BackendError::NttSize { len: n, max_log2: self.max_log2() })?;
         let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
         let g = Fr::GENERATOR;
-        let g_inv = g.inverse().unwrap_or(Fr::ONE);
-        let host = match which {
-            Table::Twiddles => powers(omega, Fr::ONE, n / 2),
-            Table::InverseTwiddles => powers(omega.inverse().unwrap_or(Fr::ONE), Fr::ONE, n / 2),
-            Table::Coset => powers(g, Fr::ONE, n),
-            Table::CosetInverse => powers(g_inv, n_inv, n),
+        let (lo_len, hi_len) = PowerTable::lens(n);
+        let mut host = Vec::with_capacity(n / 2 + 2 * (lo_len + hi_len));
+        let (coset, odd_coset) = if inverse {
+            host.extend(powers(omega.inverse().unwrap_or(Fr::ONE), Fr::ONE, n / 2));
+            let coset = PowerTable::append(&mut host, g.inverse().unwrap_or(Fr::ONE), n_inv, n);
+            (coset, coset)
+        } else {
+            host.extend(powers(omega, Fr::ONE, n / 2));
+            let coset = PowerTable::append(&mut host, g, Fr::ONE, n);
             // Fr's two-adicity (32) exceeds the largest NTT, so a 2n-th root exists.
-            Table::OddCoset => powers(Fr::get_root_of_unity(2 * n as u64).unwrap_or(Fr::ONE), Fr::ONE, n),
+            let omega_2n = Fr::get_root_of_unity(2 * n as u64).unwrap_or(Fr::ONE);
+            (coset, PowerTable::append(&mut host, omega_2n, Fr::ONE, n))
         };
-        let buf = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
-        staging::write(self.mem.device(), &buf, &to_words(&host, FR_WORDS, fr_to_words))?;
-        let buf = Arc::new(buf);
-        lock(&self.tables).insert((log, which), buf.clone());
-        Ok(buf)
+        let table = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
+        staging::write(self.mem.device(), &table, &to_words(&host, FR_WORDS, fr_to_words))?;
+        let table = Arc::new(DirectionTable { table, coset, odd_coset });
+        lock(&self.tables).insert((log, inverse), table.clone());
+        Ok(table)
     }
 
     fn take_scratch(&self, n: usize) -> Result<Chunked, WgpuError> {
@@ -123,54 +244,35 @@ impl Ntt {
         check_ntt_len(n, self.max_log2())?;
         let dev = self.mem.device();
         let log = n.trailing_zeros();
-        let twiddles = self.table(log, if kind.is_inverse() { Table::InverseTwiddles } else { Table::Twiddles })?;
-        let pre = match kind {
-            NttKind::CosetForward => Some(self.table(log, Table::Coset)?),
-            NttKind::OddCosetForward => Some(self.table(log, Table::OddCoset)?),
-            _ => None,
+        let table = self.table(log, kind.is_inverse())?;
+        let (load, store) = match kind {
+            NttKind::Forward => (Scaling::None, Scaling::None),
+            NttKind::Inverse => (Scaling::None, Scaling::Constant(Fr::from(n as u64).inverse().unwrap_or(Fr::ONE))),
+            NttKind::CosetForward => (Scaling::Powers(table.coset), Scaling::None),
+            NttKind::OddCosetForward => (Scaling::Powers(table.odd_coset), Scaling::None),
+            NttKind::CosetInverse => (Scaling::None, Scaling::Powers(table.coset)),
         };
-        let post = if kind == NttKind::CosetInverse { Some(self.table(log, Table::CosetInverse)?) } else { None };
+        let kernel = self.pipelines.kernel(Module::Ntt, "ntt_pass")?;
+        let launches = plan_launches(log, NttTile::of(dev)?);
         let scratch = self.take_scratch(n)?;
-
-        let stockham = self.pipelines.kernel(Module::Ntt, "stockham_pass")?;
-        let mul = self.pipelines.kernel(Module::Pointwise, "mul")?;
-        let scale = self.pipelines.kernel(Module::Pointwise, "scale")?;
-        let mut groups = Vec::new();
-        if let Some(pre) = &pre {
-            let params = pointwise_params(n, Fr::ONE);
-            let group = mul.bind(dev, &params, &[Res::Split(&buf.0), Res::Split(pre), Res::Split(pre)])?;
-            groups.push((mul.clone(), group, n as u64));
-        }
-        let half = (n / 2) as u32;
-        for p in 0..log {
-            let (src, dst) = if p % 2 == 0 { (&buf.0, &scratch) } else { (&scratch, &buf.0) };
-            let params = [half, 1u32 << p, log - 1 - p, 0];
-            let group = stockham.bind(dev, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&twiddles)])?;
-            groups.push((stockham.clone(), group, u64::from(half)));
-        }
-        let result_in_scratch = log % 2 == 1;
-        let result = if result_in_scratch { &scratch } else { &buf.0 };
-        if kind == NttKind::Inverse {
-            let unused = self.mem.placeholder(Elem::Fr)?;
-            let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
-            let params = pointwise_params(n, n_inv);
-            let group = scale.bind(dev, &params, &[Res::Split(result), Res::Split(&unused), Res::Split(&unused)])?;
-            groups.push((scale.clone(), group, n as u64));
-        }
-        if let Some(post) = &post {
-            let params = pointwise_params(n, Fr::ONE);
-            let group = mul.bind(dev, &params, &[Res::Split(result), Res::Split(post), Res::Split(post)])?;
-            groups.push((mul.clone(), group, n as u64));
+        let mut groups = Vec::with_capacity(launches.len());
+        for (i, pass) in launches.iter().enumerate() {
+            let (src, dst) = if i % 2 == 0 { (&buf.0, &scratch) } else { (&scratch, &buf.0) };
+            let load = if i == 0 { load } else { Scaling::None };
+            let store = if i + 1 == launches.len() { store } else { Scaling::None };
+            let params = pass_params(log, pass, load, store);
+            let group = kernel.bind(dev, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&table.table)])?;
+            groups.push((group, u64::from(pass.workgroups)));
         }
         let mut op = Op::new(&self.timing, tag, None);
         {
             let mut pass = op.pass(kind.span_name());
-            for (kernel, group, threads) in &groups {
-                kernel.dispatch(dev, &mut pass, group, *threads)?;
+            for (group, workgroups) in &groups {
+                kernel.dispatch_groups(dev, &mut pass, group, *workgroups)?;
             }
         }
         op.submit()?;
-        if result_in_scratch {
+        if launches.len() % 2 == 1 {
             let old = std::mem::replace(&mut buf.0, scratch);
             self.give_scratch(old);
         } else {
@@ -240,3 +342,6 @@ impl Ntt {
         self.pointwise("quotient", "quotient", a, Some(b), Some(c), k, tag)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,9 @@
 //! What only a real adapter shows (lavapipe in CI), below what the conformance suite
 //! (tests/backend.rs) checks: bindings split past the storage-binding limit, dispatches past
 //! 65535 workgroups, pipeline creation, the order of the device's spans, shifted bases on
-//! small vectors, and sparse products and the R1CS check over split bindings, on both
-//! arithmetic paths. `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
+//! small vectors, sparse products and the R1CS check over split bindings, and the NTT's pass
+//! planning at every size to 2^20 and on smaller tiles, on both arithmetic paths.
+//! `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
 
 use std::ops::Range;
 
@@ -15,7 +16,7 @@ use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, Scalar
 use g16_core::conformance::open_or_skip;
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
-use g16_wgpu::{Arith, Elem, G1Buffer, G2Buffer, Module, WgpuBackend, WgpuOptions, SPLIT_SLOTS};
+use g16_wgpu::{plan_passes, Arith, Elem, G1Buffer, G2Buffer, Module, NttTile, WgpuBackend, WgpuOptions, SPLIT_SLOTS};
 use rand_chacha::ChaCha20Rng;
 
 fn open(options: WgpuOptions) -> Option<WgpuBackend> {
@@ -144,6 +145,62 @@ fn device_spans_are_tagged_and_in_queue_order() {
     assert_eq!((spans[0].parent, spans[1].parent), (Some(first_id), Some(second_id)));
     assert!(spans[0].end_ns <= spans[1].start_ns + spans[1].error_bound_ns, "queued in order, run in order");
     assert!(spans.iter().all(|s| s.device == "wgpu:0"), "{spans:?}");
+}
+
+/// Asserts that the backend's NTT of each kind at each size, over fresh random inputs, equals
+/// the CPU backend's.
+fn assert_ntts_agree(b: &WgpuBackend, logs: &[u32], kinds: &[NttKind], rng: &mut ChaCha20Rng) {
+    let tile = NttTile::of(b.device()).unwrap();
+    for &log in logs {
+        for &kind in kinds {
+            let input = random_scalars(1 << log, rng);
+            let mut buf = b.upload_scalars(&input).unwrap();
+            b.ntt(&mut buf, kind).unwrap();
+            let passes = plan_passes(log, tile.log);
+            assert!(
+                b.download_scalars(&buf).unwrap() == reference_ntt(&input, kind),
+                "{kind:?} of 2^{log} on {tile:?}, passes {passes:?}"
+            );
+        }
+    }
+}
+
+const ALL_KINDS: [NttKind; 5] =
+    [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse, NttKind::OddCosetForward];
+
+#[test]
+fn ntt_passes_match_the_cpu_at_every_size_to_2_20() {
+    // The device's own tile (lavapipe: 1024 elements): one pass to 2^10, two to 2^16, three
+    // past it, so both parities of the pass count and every split of stages up to 2^20.
+    let Some(b) = open(WgpuOptions::default()) else { return };
+    let tile = NttTile::of(b.device()).unwrap();
+    eprintln!("{}: NTT tile {tile:?}", b.device().adapter().name);
+    let mut rng = test_rng("ntt_passes_match_the_cpu_at_every_size_to_2_20");
+    assert_ntts_agree(&b, &(1..=20).collect::<Vec<_>>(), &[NttKind::Forward, NttKind::Inverse], &mut rng);
+}
+
+#[test]
+fn ntt_on_webgpu_default_workgroup_storage() {
+    // 16 KiB, WebGPU's default: a tile of 512 and no room for padding; every kind.
+    let options = WgpuOptions { max_workgroup_bytes: Some(16 << 10), ..Default::default() };
+    let Some(b) = open(options) else { return };
+    let tile = NttTile::of(b.device()).unwrap();
+    assert_eq!((tile.log, tile.shared), (9, 512));
+    let mut rng = test_rng("ntt_on_webgpu_default_workgroup_storage");
+    assert_ntts_agree(&b, &[1, 2, 8, 9, 10, 13, 17, 18], &ALL_KINDS, &mut rng);
+}
+
+#[test]
+fn ntt_on_small_tiles_with_many_passes() {
+    // Tiles of 128 (5 KiB: passes of at most 6 stages, padded where a pass has 4 columns or
+    // more) and of 4 (128 B: one stage a pass, radix 2 alone), so pass counts of both parities
+    // and odd stage counts, with every kind, on both arithmetic paths.
+    for (bytes, force_u32, logs) in [(5u32 << 10, false, vec![7, 8, 12, 13, 15]), (128, true, vec![1, 2, 3, 6, 7])] {
+        let options = WgpuOptions { max_workgroup_bytes: Some(bytes), force_u32, ..Default::default() };
+        let Some(b) = open(options) else { return };
+        let mut rng = test_rng("ntt_on_small_tiles_with_many_passes");
+        assert_ntts_agree(&b, &logs, &ALL_KINDS, &mut rng);
+    }
 }
 
 /// Scalars of every kind the shared layout's digits meet: random, zero, one (the ones

@@ -11,13 +11,17 @@
 //! - Bindings are declared once per module ([`Module::bindings`]); the WGSL declarations and
 //!   accessors and the host's bind-group layouts are both generated from that ([`bindings`]).
 //! - Each module is small and compiled on its own, lazily ([`pipelines`]).
+//! - The NTT's tile comes from the device's workgroup storage ([`tile`]) and reaches the
+//!   shader as override constants.
 
 mod bindings;
 mod cache;
 mod field;
 mod module;
 mod pipelines;
+mod tile;
 
 pub use module::{compose, Module};
 pub use pipelines::{Kernel, Pipelines};
 pub(crate) use pipelines::{ParamBlock, Res};
+pub use tile::NttTile;

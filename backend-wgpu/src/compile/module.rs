@@ -51,7 +51,7 @@ impl Module {
 
     pub fn entry_points(self) -> &'static [&'static str] {
         match self {
-            Module::Ntt => &["stockham_pass"],
+            Module::Ntt => &["ntt_pass"],
             Module::Pointwise => &["mul", "sub", "scale", "quotient"],
             Module::MsmSort => &["digits", "scatter"],
             Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],

@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::bindings::{Access, Shape};
 use super::cache::DiskCache;
 use super::module::{compose, Module};
+use super::tile::NttTile;
 use crate::buffers::{Chunked, Memory, Scratch, SPLIT_SLOTS};
 use crate::device::{lock, WgpuDevice};
 use crate::error::WgpuError;
@@ -98,12 +99,15 @@ impl Pipelines {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let constants: Vec<(String, f64)> = module
+        let mut constants: Vec<(String, f64)> = module
             .bindings()
             .iter()
             .filter(|b| b.shape == Shape::Split)
             .map(|b| (format!("{}_log", b.name), f64::from(b.elem.chunk_log(self.dev.binding_bytes()))))
             .collect();
+        if module == Module::Ntt {
+            constants.extend(NttTile::of(&self.dev)?.constants());
+        }
         let constants: Vec<(&str, f64)> = constants.iter().map(|(n, v)| (n.as_str(), *v)).collect();
         let mut built = Vec::new();
         for &entry in module.entry_points() {
@@ -225,6 +229,18 @@ impl Kernel {
             }
         }
         Ok(dev.bind_group(&self.layout, uniform, &buffers))
+    }
+
+    /// Records a dispatch of `groups` workgroups of this kernel (for kernels that index by
+    /// workgroup: device.rs's `dispatch_groups`).
+    pub(crate) fn dispatch_groups(
+        &self,
+        dev: &WgpuDevice,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        groups: u64,
+    ) -> Result<(), WgpuError> {
+        dev.dispatch_groups(pass, &self.pipeline, group, groups)
     }
 
     /// Records a dispatch of `threads` threads of this kernel.

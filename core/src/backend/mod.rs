@@ -19,6 +19,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod limbs;
 pub mod msm_plan;
+pub mod ntt_plan;
 pub mod sparse;
 
 use crate::timeline::DeviceSpan;
