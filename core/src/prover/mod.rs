@@ -260,9 +260,33 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     }
 
     /// Uploads a compiled circuit's matrices once; reuse the result for every assignment
-    /// proven on this backend.
+    /// proven on this backend. On a GPU backend the products and the R1CS check then run once
+    /// on made-up values, for the reason [`Prover::warm_up`] gives (on an H200 a first wgpu
+    /// proof at 2^22 took 1.13 s against 0.61 s steady while only the key was warmed up).
     pub fn prepare_circuit(&self, circuit: &CompiledCircuit) -> Result<PreparedCircuit, ProveError> {
-        PreparedCircuit::new(self.backend, circuit)
+        let prepared = PreparedCircuit::new(self.backend, circuit)?;
+        if self.backend.info().kind != BackendKind::Cpu {
+            self.warm_up_circuit(&prepared)?;
+        }
+        Ok(prepared)
+    }
+
+    /// A, B, C times a made-up z, the R1CS check and a∘b, their results thrown away.
+    fn warm_up_circuit(&self, circuit: &PreparedCircuit) -> Result<(), ProveError> {
+        let backend = self.backend;
+        let shape = circuit.shape;
+        let z = backend.upload_scalars(&crate::sample::witness_like_scalars(shape.num_variables, 2))?;
+        let product = |m: &crate::backend::MatrixBuffer| -> Result<ScalarBuffer, ProveError> {
+            let mut out = backend.alloc_scalars(shape.domain_size())?;
+            backend.spmv(m, &z, &mut out)?;
+            Ok(out)
+        };
+        let (a, b) = (product(&circuit.a)?, product(&circuit.b)?);
+        let mut c = product(circuit.c.as_ref().unwrap_or(&circuit.a))?;
+        backend.first_unsatisfied(&a, &b, &c, shape.num_constraints)?;
+        backend.mul_assign(&mut c, &b)?;
+        backend.synchronize()?;
+        Ok(())
     }
 
     /// Proves an assignment z = [1, public inputs…, witness…] of a compiled circuit, with the
