@@ -17,7 +17,9 @@ mod cache;
 mod field;
 mod module;
 mod pipelines;
+mod programs;
 
 pub use module::{compose, Module};
 pub use pipelines::{Kernel, Pipelines};
 pub(crate) use pipelines::{ParamBlock, Res};
+pub(crate) use programs::CurvePrograms;
