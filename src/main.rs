@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use g16::settings::Settings;
+use g16_core::backend::BackendKind;
 use g16_core::circuits::CircuitKind;
 
 use cli::{
@@ -55,6 +56,10 @@ enum Command {
         /// With --zkey: the circuit of a circom `.r1cs` instead of a built-in one.
         #[arg(long, requires = "zkey")]
         r1cs: Option<PathBuf>,
+        /// Where the key's scalar multiplications run: `cpu` is arkworks' own fixed-base
+        /// method; every backend makes the same key, byte for byte.
+        #[arg(long, default_value = "auto", value_parser = cli::parse_backend, conflicts_with = "zkey")]
+        backend: BackendKind,
     },
     /// Compile a built-in circuit's constraint system once, into a file (proofs then compute
     /// witnesses alone).
@@ -124,8 +129,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Setup { circuit, size, seed, zkey: Some(zkey), r1cs, .. } => {
             setup::run_zkey(circuit, size, r1cs.as_deref(), &zkey, seed)
         }
-        Command::Setup { circuit, size, out, compress, seed, zkey: None, .. } => {
-            setup::run(&settings, circuit, size, out, compress, seed)
+        Command::Setup { circuit, size, out, compress, seed, zkey: None, backend, .. } => {
+            setup::run(&settings, circuit, size, out, compress, seed, backend)
         }
         Command::Compile { circuit, size, out } => compile::run(&settings, circuit, size, &out),
         Command::Witness { circuit, size, seed, out } => prove_files::write_witness(circuit, size, seed, &out),

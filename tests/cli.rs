@@ -134,6 +134,43 @@ fn setup_out_and_prove_with_key_files() {
     assert!(err.contains("does-not-exist.pk"), "{err}");
 }
 
+/// `setup --backend`: the key is arkworks' for the same seed whichever backend multiplies, and
+/// a backend that is not here is a plain error.
+#[test]
+fn setup_makes_arkworks_key_on_the_backend_asked_for() {
+    let sb = Sandbox::new("setup-backends");
+    let want = g16_core::key_store::generate(g16_core::circuits::CircuitKind::Synthetic, 6, 3)
+        .unwrap()
+        .to_bytes(false)
+        .unwrap();
+    let mut backends = vec!["cpu"];
+    if g16::backends::device_count(g16_core::BackendKind::Wgpu) > 0 {
+        backends.push("wgpu");
+    }
+    for backend in backends {
+        let file = format!("{backend}.pk");
+        let out = sb.ok(&[
+            "setup",
+            "--circuit",
+            "synthetic",
+            "--size",
+            "6",
+            "--seed",
+            "3",
+            "--out",
+            &file,
+            "--backend",
+            backend,
+        ]);
+        assert!(out.contains(&format!("on {backend}")), "{out}");
+        assert!(std::fs::read(sb.path(&file)).unwrap() == want, "{backend}: not arkworks' key");
+    }
+    if g16::backends::device_count(g16_core::BackendKind::Cuda) == 0 {
+        let err = sb.fails(&["setup", "--circuit", "synthetic", "--size", "6", "--backend", "cuda"]);
+        assert!(err.contains("cuda backend unavailable") || err.contains("without the `cuda` feature"), "{err}");
+    }
+}
+
 #[test]
 fn bad_arguments_are_plain_errors() {
     let sb = Sandbox::new("args");

@@ -15,6 +15,7 @@ use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{FrBuffer, G1Buffer, G2Buffer};
 use crate::device::CudaDevice;
+use crate::fixed_base;
 use crate::msm::{Msm, ScalarsRef, G1, G2};
 use crate::ntt::{pointwise, Ntt, Pointwise, MAX_NTT_LOG2};
 use crate::sparse::{self, DeviceMatrix};
@@ -57,7 +58,7 @@ struct Layers {
 }
 
 impl Layers {
-    /// The device and its staging, which the MSM uses both of.
+    /// The device and its staging, which the MSM and the fixed-base multiplication use both of.
     fn io(&self) -> (&CudaDevice, &Staging) {
         (&self.device, &self.staging)
     }
@@ -191,6 +192,14 @@ impl Backend for CudaBackend {
         let bases = bases.storage::<G2Buffer>(self.id)?;
         let scalars = self.scalars("msm_g2", bases.len, &scalars)?;
         Ok(self.layers.msm.run(self.layers.io(), &G2, bases, scalars, current_span())?)
+    }
+
+    fn fixed_base_g1(&self, base: G1Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G1Affine>>> {
+        Ok(fixed_base::run(self.layers.io(), &fixed_base::G1, base, batches, current_span())?)
+    }
+
+    fn fixed_base_g2(&self, base: G2Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G2Affine>>> {
+        Ok(fixed_base::run(self.layers.io(), &fixed_base::G2, base, batches, current_span())?)
     }
 
     fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {

@@ -41,6 +41,8 @@ pub const SORT: Part = part!("msm/sort.cu");
 pub const BUCKET: Part = part!("msm/bucket.cu");
 /// Shifted bases for the MSM's shared bucket layout.
 pub const TABLE: Part = part!("msm/table.cu");
+/// Fixed-base scalar multiplication over a host-built table (key generation).
+pub const FIXED_BASE: Part = part!("msm/fixed_base.cu");
 /// A compiled circuit's sparse products (A·z, B·z, C·z) and its R1CS check.
 pub const SPMV: Part = part!("r1cs/spmv.cu");
 pub const CHECK: Part = part!("r1cs/check.cu");
@@ -53,7 +55,8 @@ pub struct Program {
 }
 
 /// The programs: NTT and pointwise over Fr; the sparse products and the R1CS check; MSM over
-/// G1 and G2.
+/// G1 and G2; fixed-base multiplication over G1 and G2 (its own program: key generation
+/// needs none of the MSM's kernels, and a smaller unit compiles sooner).
 pub fn programs() -> Vec<Program> {
     vec![
         Program {
@@ -90,6 +93,11 @@ pub fn programs() -> Vec<Program> {
                 "g2_ones_sum",
                 "g2_shift_bases",
             ],
+        },
+        Program {
+            name: "fixed_base",
+            source: unit(&[FP, FQ2, XYZZ, FIXED_BASE]),
+            kernels: &["g1_fixed_base", "g2_fixed_base"],
         },
     ]
 }

@@ -9,7 +9,7 @@
 //!   [`CudaError`], never a panic.
 //! - Kernels (`kernels/`, embedded) are compiled by NVRTC for the device's own architecture
 //!   and cached on disk by source hash, architecture and NVRTC version ([`compile`]).
-//! - Layers depend downward only: `backend` → `ntt`, `msm`, `sparse` → `staging` → `buffers` →
+//! - Layers depend downward only: `backend` → `ntt`, `msm`, `fixed_base`, `sparse` → `staging` → `buffers` →
 //!   `device` → `compile`, `timing`, `error`. The device holds the device's own state; each layer above
 //!   owns its caches (pinned slots, NTT tables, the MSM's workspace).
 //! - Data stays on the device between operations; every group of launches is timed by CUDA
@@ -20,6 +20,7 @@ mod buffers;
 pub mod compile;
 mod device;
 mod error;
+mod fixed_base;
 mod msm;
 mod ntt;
 mod sparse;

@@ -19,9 +19,10 @@ use g16_core::timeline::{current_span, DeviceSpan};
 use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{Elem, FrBuffer, G1Buffer, G2Buffer, Memory};
-use crate::compile::Pipelines;
+use crate::compile::{CurvePrograms, Pipelines};
 use crate::device::{list_adapters, lock, Arith, WgpuDevice, WgpuOptions};
 use crate::error::WgpuError;
+use crate::fixed_base::FixedBase;
 use crate::msm::Msm;
 use crate::ntt::Ntt;
 use crate::sparse::{DeviceMatrix, Sparse};
@@ -36,6 +37,7 @@ struct Gpu {
     timing: Arc<Timing>,
     ntt: Ntt,
     msm: Msm,
+    fixed_base: FixedBase,
     sparse: Sparse,
 }
 
@@ -46,9 +48,11 @@ impl Gpu {
         let pipelines = Arc::new(Pipelines::new(dev.clone(), options.pipeline_cache.as_deref()));
         let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
         let ntt = Ntt::new(mem.clone(), pipelines.clone(), timing.clone());
-        let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), options.msm);
+        let programs = Arc::new(CurvePrograms::default());
+        let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), programs.clone(), options.msm);
+        let fixed_base = FixedBase::new(mem.clone(), pipelines.clone(), timing.clone(), programs);
         let sparse = Sparse::new(mem.clone(), pipelines.clone(), timing.clone());
-        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm, sparse })
+        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm, fixed_base, sparse })
     }
 }
 
@@ -217,6 +221,14 @@ impl Backend for WgpuBackend {
         let b = bases.storage::<G2Buffer>(self.id)?;
         let tag = self.tag();
         self.with_scalars("msm_g2", b.len(), scalars, |s, r| self.gpu.msm.msm(b, s, r, tag))
+    }
+
+    fn fixed_base_g1(&self, base: G1Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G1Affine>>> {
+        Ok(self.gpu.fixed_base.run(base, batches, self.tag())?)
+    }
+
+    fn fixed_base_g2(&self, base: G2Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G2Affine>>> {
+        Ok(self.gpu.fixed_base.run(base, batches, self.tag())?)
     }
 
     fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {

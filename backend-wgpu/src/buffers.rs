@@ -100,6 +100,7 @@ impl Curve {
 pub trait Group: SWCurveConfig {
     const CURVE: Curve;
     fn affine_to_words(p: &Affine<Self>, out: &mut [u32]);
+    fn affine_from_words(words: &[u32]) -> Affine<Self>;
     fn xyzz_to_projective(words: &[u32]) -> Projective<Self>;
 }
 
@@ -107,6 +108,9 @@ impl Group for ark_bls12_381::g1::Config {
     const CURVE: Curve = Curve::G1;
     fn affine_to_words(p: &Affine<Self>, out: &mut [u32]) {
         limbs::g1_to_words(p, out)
+    }
+    fn affine_from_words(words: &[u32]) -> Affine<Self> {
+        limbs::g1_from_words(words)
     }
     fn xyzz_to_projective(words: &[u32]) -> Projective<Self> {
         limbs::g1_xyzz_to_projective(words)
@@ -117,6 +121,9 @@ impl Group for ark_bls12_381::g2::Config {
     const CURVE: Curve = Curve::G2;
     fn affine_to_words(p: &Affine<Self>, out: &mut [u32]) {
         limbs::g2_to_words(p, out)
+    }
+    fn affine_from_words(words: &[u32]) -> Affine<Self> {
+        limbs::g2_from_words(words)
     }
     fn xyzz_to_projective(words: &[u32]) -> Projective<Self> {
         limbs::g2_xyzz_to_projective(words)

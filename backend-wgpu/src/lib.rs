@@ -4,7 +4,7 @@
 //! - It implements `g16_core`'s `Backend` trait ([`WgpuBackend`]) and depends on nothing of
 //!   g16 but that contract; every setting is a field of [`WgpuOptions`], read once when the
 //!   device opens.
-//! - Layers only look down: `backend` uses `ntt`, `msm` and `sparse`, which use `timing`,
+//! - Layers only look down: `backend` uses `ntt`, `msm`, `fixed_base` and `sparse`, which use `timing`,
 //!   `compile`, `staging` and `buffers`, all of which use `device`; `formulas` (the
 //!   interpreter's programs, for `compile` and `msm`) and `error` sit beside them. Each layer's caches live
 //!   in its own struct, which holds the layers below it: the device holds only itself.
@@ -25,6 +25,7 @@ mod buffers;
 mod compile;
 mod device;
 mod error;
+mod fixed_base;
 mod formulas;
 mod msm;
 mod ntt;

@@ -13,24 +13,21 @@
 //! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up. The
 //! temporaries come from the device's pool (buffers.rs), so a run of MSMs allocates them once.
 
-use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AdditiveGroup;
 use ark_ff::Zero;
-use wgpu::util::DeviceExt;
 
 use g16_core::backend::limbs::on_curve;
 use g16_core::backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
 use g16_core::backend::{check_range, BackendError};
 
 use crate::buffers::{Bases, Chunked, Curve, FrBuffer, Group, Memory, Scratch, Shifted};
-use crate::compile::{Kernel, Module, ParamBlock, Pipelines, Res};
-use crate::device::{lock, WgpuDevice};
+use crate::compile::{CurvePrograms, Kernel, Module, ParamBlock, Pipelines, Res};
+use crate::device::WgpuDevice;
 use crate::error::WgpuError;
-use crate::formulas;
 use crate::staging;
 use crate::timing::{Op, Tag, Timing};
 
@@ -150,17 +147,23 @@ pub(crate) struct Msm {
     pipelines: Arc<Pipelines>,
     timing: Arc<Timing>,
     planner: Planner,
-    programs: Mutex<HashMap<Curve, Arc<wgpu::Buffer>>>,
+    programs: Arc<CurvePrograms>,
 }
 
 impl Msm {
-    pub(crate) fn new(mem: Arc<Memory>, pipelines: Arc<Pipelines>, timing: Arc<Timing>, tuning: MsmTuning) -> Msm {
+    pub(crate) fn new(
+        mem: Arc<Memory>,
+        pipelines: Arc<Pipelines>,
+        timing: Arc<Timing>,
+        programs: Arc<CurvePrograms>,
+        tuning: MsmTuning,
+    ) -> Msm {
         let planner = Planner {
             windowed: WindowRule::LeastCost { per_bucket: WINDOW_PER_BUCKET },
             table_per_bucket: TABLE_PER_BUCKET,
             tuning,
         };
-        Msm { mem, pipelines, timing, planner, programs: Mutex::default() }
+        Msm { mem, pipelines, timing, planner, programs }
     }
 
     fn dev(&self) -> &WgpuDevice {
@@ -269,18 +272,7 @@ impl Msm {
 
     /// The curve's formula programs (formulas/), uploaded once.
     fn program(&self, curve: Curve) -> Arc<wgpu::Buffer> {
-        let mut programs = lock(&self.programs);
-        programs
-            .entry(curve)
-            .or_insert_with(|| {
-                let words = formulas::programs(curve).words;
-                Arc::new(self.dev().wgpu().create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("curve programs"),
-                    contents: bytemuck::cast_slice(&words),
-                    usage: wgpu::BufferUsages::STORAGE,
-                }))
-            })
-            .clone()
+        self.programs.get(self.dev(), curve)
     }
 
     /// The largest sub-MSM whose temporaries each fit one binding.

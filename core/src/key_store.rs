@@ -20,10 +20,13 @@ use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use crate::backend::Backend;
 use crate::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
 use crate::compiled::file::CircuitFile;
 use crate::compiled::{compile, CompileError, CompiledCircuit};
 use crate::prover::key::{CheckedKey, KeyError, PointChecks};
+use crate::prover::setup::{self, SetupError};
+use crate::timeline::Timeline;
 
 /// Bump when any built-in circuit's constraint system changes.
 pub const CIRCUITS_VERSION: u32 = 1;
@@ -36,6 +39,8 @@ pub enum KeyStoreError {
     Circuit(#[from] CircuitError),
     #[error(transparent)]
     Compile(#[from] CompileError),
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     #[error(
         "the compiled circuit {path} was made beside another key than the one stored: compile it again (delete it)"
     )]
@@ -162,8 +167,25 @@ impl KeyStore {
 /// in `seed`).
 pub fn generate(circuit: CircuitKind, size: u32, seed: u64) -> Result<CheckedKey, KeyStoreError> {
     let instance = BuiltinCircuit::new(circuit, size, seed)?;
-    let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0x5e7u64);
-    Ok(CheckedKey::generate(instance, &mut rng)?)
+    Ok(CheckedKey::generate(instance, &mut setup_rng(seed))?)
+}
+
+/// [`generate`] with the scalar multiplications on `backend` ([`crate::prover::setup`]): the
+/// same key, byte for byte, for the same (circuit, size, seed).
+pub fn generate_on<B: Backend + ?Sized>(
+    backend: &B,
+    circuit: CircuitKind,
+    size: u32,
+    seed: u64,
+    tl: &Timeline,
+) -> Result<CheckedKey, KeyStoreError> {
+    let instance = BuiltinCircuit::new(circuit, size, seed)?;
+    Ok(setup::generate(instance, &mut setup_rng(seed), backend, tl)?)
+}
+
+/// The rng of a built-in circuit's setup with `seed`.
+fn setup_rng(seed: u64) -> ChaCha20Rng {
+    ChaCha20Rng::seed_from_u64(seed ^ 0x5e7u64)
 }
 
 fn digest_path(key: &Path) -> PathBuf {
@@ -276,6 +298,14 @@ mod tests {
         std::fs::write(digest_path(&store.path(kind, size)), format!("{}\n", "ab".repeat(32))).unwrap();
         assert!(matches!(store.get_or_compile(kind, size, |_| {}), Err(KeyStoreError::StaleCircuit { .. })));
         let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    #[test]
+    fn a_key_made_on_a_backend_is_the_stored_arkworks_key() {
+        let (kind, size) = (CircuitKind::Synthetic, CircuitKind::Synthetic.min_size() + 1);
+        let cpu = crate::backend::CpuBackend::new();
+        let ours = generate_on(&cpu, kind, size, 4, &Timeline::disabled()).unwrap();
+        assert_eq!(ours.to_bytes(false).unwrap(), generate(kind, size, 4).unwrap().to_bytes(false).unwrap());
     }
 
     #[test]

@@ -37,35 +37,6 @@ struct Params {
 // whole, and a kernel with a field product per step took several times longer to compile
 // (docs/perf/wgpu.md, "Shifted bases").
 
-// a^(p−2) = 1/a in Fq (a ≠ 0), square-and-multiply from the top bit of p − 2, with one
-// product site: each turn either squares or multiplies by a.
-fn fq_inverse(a: fq) -> fq {
-    var e = fq_P;
-    e[0] -= 2u; // p's low limb is odd and above 2: no borrow
-    var r = fq_one();
-    var bit = 380i; // p has 381 bits
-    var multiply = false;
-    loop {
-        var rhs = r;
-        if (multiply) {
-            rhs = a;
-        }
-        r = fq_mul(r, rhs);
-        if (multiply) {
-            multiply = false;
-        } else {
-            multiply = ((e[u32(bit) >> 5u] >> (u32(bit) & 31u)) & 1u) == 1u;
-        }
-        if (!multiply) {
-            bit -= 1i;
-            if (bit < 0i) {
-                break;
-            }
-        }
-    }
-    return r;
-}
-
 // The kernel's steps, one program each.
 const STEP_DOUBLE: u32 = 0u; // P = 2P, c times a window
 const STEP_FWD: u32 = 1u; // multiple w out, PREFIX ·= ZZ·ZZZ, PREFIX parked in table slot w
@@ -130,10 +101,7 @@ fn shift_bases(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
             w += 1u;
             step = select(STEP_NORM, STEP_DOUBLE, w < windows);
         } else if (step == STEP_NORM) {
-            vm[TABLE_NORM * CURVE_W] = fq_inverse(vm[TABLE_NORM * CURVE_W]);
-            if (CURVE_W == 2u) {
-                vm[TABLE_NORM * CURVE_W + 1u] = fq_zero();
-            }
+            CURVE_invert_norm();
             step = STEP_INV;
         } else if (step == STEP_INV) {
             w = windows - 1u;

@@ -1,16 +1,19 @@
-//! `g16 setup`: arkworks' circuit-specific setup for a built-in circuit, stored in the key
-//! store (where `prove` finds it) and, if asked, written to a file; or, with `--zkey`, a key
-//! for a built-in circuit or a circom `.r1cs` written as a snarkjs `.zkey`.
+//! `g16 setup`: the circuit-specific setup of a built-in circuit, its scalar multiplications on
+//! the backend asked for (the same key as arkworks' setup, byte for byte, on every backend),
+//! stored in the key store (where `prove` finds it) and, if asked, written to a file; or, with
+//! `--zkey`, a key for a built-in circuit or a circom `.r1cs` written as a snarkjs `.zkey`.
 
 use std::path::{Path, PathBuf};
 
+use g16::backends;
 use g16::settings::Settings;
+use g16_core::backend::{Backend, BackendKind};
 use g16_core::circom::{write_new_zkey, R1cs};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::compiled::CompiledCircuit;
 use g16_core::key_store::{self, KeyStore};
 use g16_core::prover::Qap;
-use g16_core::CheckedKey;
+use g16_core::{CheckedKey, Timeline};
 use rand::SeedableRng;
 
 use crate::cli::{progress, CliError};
@@ -22,9 +25,12 @@ pub fn run(
     out: Option<PathBuf>,
     compress: bool,
     seed: u64,
+    backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = std::time::Instant::now();
-    let key = generate(circuit, size, seed)?;
+    let device = backends::open(backend, settings)?;
+    let on = device.info();
+    let key = generate_on(&device, circuit, size, seed)?;
     let store = settings.key_store();
     let stored = store.path(circuit, size);
     // The store holds the seed-0 key that `prove` expects; other seeds go only where asked.
@@ -41,7 +47,9 @@ pub fn run(
         .collect();
     let shape = key.shape();
     println!(
-        "setup {circuit} 2^{size}: {} variables, {} public inputs, domain 2^{}, {:.1} s; written to {}",
+        "setup {circuit} 2^{size} on {} ({}): {} variables, {} public inputs, domain 2^{}, {:.1} s; written to {}",
+        on.kind,
+        on.device,
         shape.num_variables,
         shape.num_instance - 1,
         shape.domain_size.trailing_zeros(),
@@ -51,10 +59,11 @@ pub fn run(
     Ok(())
 }
 
-/// arkworks' setup for (circuit, size), deterministic in `seed`, with a spinner.
-pub fn generate(circuit: CircuitKind, size: u32, seed: u64) -> Result<CheckedKey, CliError> {
-    let bar = progress::spinner(format!("setup: {circuit} 2^{size}"));
-    let key = key_store::generate(circuit, size, seed);
+/// The setup of (circuit, size) with its scalar multiplications on `backend`, deterministic in
+/// `seed`, with a spinner.
+pub fn generate_on(backend: &impl Backend, circuit: CircuitKind, size: u32, seed: u64) -> Result<CheckedKey, CliError> {
+    let bar = progress::spinner(format!("setup: {circuit} 2^{size} on {}", backend.info().kind));
+    let key = key_store::generate_on(backend, circuit, size, seed, &Timeline::disabled());
     bar.finish_and_clear();
     Ok(key?)
 }

@@ -19,9 +19,11 @@ mod cache;
 mod field;
 mod module;
 mod pipelines;
+mod programs;
 mod tile;
 
 pub use module::{compose, Module};
 pub use pipelines::{Kernel, Pipelines};
 pub(crate) use pipelines::{ParamBlock, Res};
+pub(crate) use programs::CurvePrograms;
 pub use tile::NttTile;

@@ -16,6 +16,8 @@ pub enum Module {
     MsmBucket(Curve),
     /// Shifted bases for the MSM's shared layout, built once per uploaded base vector.
     MsmTable(Curve),
+    /// Fixed-base scalar multiplication over a host-built table (key generation).
+    FixedBase(Curve),
     /// A sparse matrix times a vector: a compiled circuit's A·z, B·z, C·z.
     Spmv,
     /// The R1CS check a·b = c, row by row.
@@ -23,7 +25,7 @@ pub enum Module {
 }
 
 impl Module {
-    pub const ALL: [Module; 10] = [
+    pub const ALL: [Module; 12] = [
         Module::Ntt,
         Module::Pointwise,
         Module::Spmv,
@@ -34,6 +36,8 @@ impl Module {
         Module::MsmBucket(Curve::G2),
         Module::MsmTable(Curve::G1),
         Module::MsmTable(Curve::G2),
+        Module::FixedBase(Curve::G1),
+        Module::FixedBase(Curve::G2),
     ];
 
     pub fn name(self) -> String {
@@ -44,6 +48,7 @@ impl Module {
             Module::Scan => "scan".into(),
             Module::MsmBucket(c) => format!("msm_bucket_{}", c.prefix()),
             Module::MsmTable(c) => format!("msm_table_{}", c.prefix()),
+            Module::FixedBase(c) => format!("fixed_base_{}", c.prefix()),
             Module::Spmv => "spmv".into(),
             Module::R1csCheck => "r1cs_check".into(),
         }
@@ -57,6 +62,7 @@ impl Module {
             Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
             Module::MsmBucket(_) => &["accumulate", "reduce"],
             Module::MsmTable(_) => &["shift_bases"],
+            Module::FixedBase(_) => &["fixed_base"],
             Module::Spmv => &["rows", "long_rows"],
             Module::R1csCheck => &["check"],
         }
@@ -101,6 +107,15 @@ impl Module {
                 bind("multiples", c.xyzz(), ReadWrite, Plain),
                 bind("prog", U32, Read, Plain),
             ],
+            // One launch's scalars, points and sums are each one binding (the host sizes a
+            // launch so); the table, up to 2^16 points a window, may need several.
+            Module::FixedBase(c) => vec![
+                bind("scalars", U32, Read, Plain),
+                bind("table", c.affine(), Read, Split),
+                bind("out", c.affine(), ReadWrite, Plain),
+                bind("multiples", c.xyzz(), ReadWrite, Plain),
+                bind("prog", U32, Read, Plain),
+            ],
             // The matrix is one array of words (g16_core's packed layout), so that the three
             // arrays a product reads and writes fit the twelve storage bindings adapters have.
             Module::Spmv => {
@@ -120,7 +135,7 @@ impl Module {
     /// The group whose curve arithmetic the module runs, if any.
     fn curve(self) -> Option<Curve> {
         match self {
-            Module::MsmBucket(c) | Module::MsmTable(c) => Some(c),
+            Module::MsmBucket(c) | Module::MsmTable(c) | Module::FixedBase(c) => Some(c),
             _ => None,
         }
     }
@@ -153,7 +168,14 @@ pub fn compose(module: Module, arith: Arith) -> String {
             s.push_str(include_str!("../../../shaders/msm/tasks.wgsl"));
             s.push_str(&per_curve(include_str!("../../../shaders/msm/bucket.wgsl"), curve));
         }
-        Module::MsmTable(curve) => s.push_str(&per_curve(include_str!("../../../shaders/msm/table.wgsl"), curve)),
+        Module::MsmTable(curve) => {
+            s.push_str(&per_curve(include_str!("../../../shaders/field/fq_inverse.wgsl"), curve));
+            s.push_str(&per_curve(include_str!("../../../shaders/msm/table.wgsl"), curve));
+        }
+        Module::FixedBase(curve) => {
+            s.push_str(&per_curve(include_str!("../../../shaders/field/fq_inverse.wgsl"), curve));
+            s.push_str(&per_curve(include_str!("../../../shaders/msm/fixed_base.wgsl"), curve));
+        }
         Module::Spmv => s.push_str(include_str!("../../../shaders/r1cs/spmv.wgsl")),
         Module::R1csCheck => s.push_str(include_str!("../../../shaders/r1cs/check.wgsl")),
     }

@@ -1,12 +1,14 @@
 //! The CPU backend: the reference every other backend is checked against, and the fallback.
 //!
 //! It is arkworks, multi-threaded with rayon: `ark-poly` radix-2 domains for the NTTs and
-//! `VariableBaseMSM` for the MSMs. Its "device" is the host, so its device spans are host
+//! `VariableBaseMSM` for the MSMs, `BatchMulPreprocessing` (the fixed-base windowed method
+//! arkworks' Groth16 setup uses) for fixed-base multiplications. Its "device" is the host, so its device spans are host
 //! times with a zero error bound; they still nest under the prover's spans, which lets the
 //! report show how much of a step was compute and how much was staging and bookkeeping.
 
 use std::sync::Mutex;
 
+use ark_ec::scalar_mul::BatchMulPreprocessing;
 use ark_ec::VariableBaseMSM;
 use ark_ff::{FftField, Field};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
@@ -193,6 +195,14 @@ impl Backend for CpuBackend {
         Ok(self.timed("msm_g2", || G2Projective::msm_unchecked(b, s)))
     }
 
+    fn fixed_base_g1(&self, base: G1Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G1Affine>>> {
+        Ok(self.timed("fixed_base_g1", || batch_mul(base, batches)))
+    }
+
+    fn fixed_base_g2(&self, base: G2Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G2Affine>>> {
+        Ok(self.timed("fixed_base_g2", || batch_mul(base, batches)))
+    }
+
     fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {
         let stored = self.timed("upload_matrix", || m.clone());
         Ok(self.id.wrap(m.rows(), stored))
@@ -224,6 +234,18 @@ impl Backend for CpuBackend {
     fn drain_device_spans(&self) -> Vec<DeviceSpan> {
         std::mem::take(&mut *self.spans.lock().unwrap_or_else(|p| p.into_inner()))
     }
+}
+
+/// arkworks' fixed-base multiplication: one table for the batches' total count (the window
+/// arkworks chooses for it), each batch multiplied in parallel and normalized in one batch —
+/// what its Groth16 setup does with each group's generator.
+fn batch_mul<P: ark_ec::scalar_mul::ScalarMul<ScalarField = Fr>>(base: P, batches: &[&[Fr]]) -> Vec<Vec<P::MulBase>> {
+    let total = super::fixed_base::total_len(batches);
+    if total == 0 {
+        return batches.iter().map(|_| Vec::new()).collect();
+    }
+    let table = BatchMulPreprocessing::new(base, total);
+    batches.iter().map(|b| table.batch_mul(b)).collect()
 }
 
 /// The NTT of `kind` in place on the host, with arkworks' radix-2 domains: the CPU backend's,

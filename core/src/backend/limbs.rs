@@ -81,6 +81,23 @@ pub fn g2_to_words(p: &G2Affine, out: &mut [u32]) {
     affine_to_words(p, out, 2 * FQ_WORDS, fq2_to_words)
 }
 
+/// An affine point from two coordinates of `per` words each, read by `read`; x = y = 0 is the
+/// identity. Not checked on the curve (the caller checks what a device returns).
+fn affine_from_words<C: SWCurveConfig>(w: &[u32], per: usize, read: fn(&[u32]) -> C::BaseField) -> Affine<C> {
+    if w[..2 * per].iter().all(|&x| x == 0) {
+        return Affine::zero();
+    }
+    Affine::new_unchecked(read(&w[..per]), read(&w[per..2 * per]))
+}
+
+pub fn g1_from_words(w: &[u32]) -> G1Affine {
+    affine_from_words(w, FQ_WORDS, fq_from_words)
+}
+
+pub fn g2_from_words(w: &[u32]) -> G2Affine {
+    affine_from_words(w, 2 * FQ_WORDS, fq2_from_words)
+}
+
 /// `items` as words, `per` words an item, converted in parallel.
 pub fn to_words<T: Sync>(items: &[T], per: usize, convert: fn(&T, &mut [u32])) -> Vec<u32> {
     let mut out = vec![0u32; items.len() * per];

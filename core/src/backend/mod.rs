@@ -17,6 +17,7 @@
 
 pub mod buffer;
 pub mod cpu;
+pub mod fixed_base;
 pub mod limbs;
 pub mod msm_plan;
 pub mod ntt_plan;
@@ -202,6 +203,20 @@ pub trait Backend: Send + Sync {
     fn msm_g1(&self, bases: &G1Bases, scalars: Scalars<'_>) -> BackendResult<G1Projective>;
     fn msm_g2(&self, bases: &G2Bases, scalars: Scalars<'_>) -> BackendResult<G2Projective>;
 
+    // --- fixed-base scalar multiplication: key generation ----------------------------------
+    /// `s·base` for every scalar s of every batch, affine, one vector a batch: a proving key's
+    /// queries, which share one base per group. One table of the base's multiples serves every
+    /// batch of a call, its windows chosen from their total length ([`fixed_base`]). A zero
+    /// scalar gives the identity. Results are checked on the curve before they are returned.
+    fn fixed_base_g1(&self, base: G1Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G1Affine>>> {
+        let _ = (base, batches);
+        Err(BackendError::Unsupported { backend: self.info().kind, op: "fixed_base_g1" })
+    }
+    fn fixed_base_g2(&self, base: G2Projective, batches: &[&[Fr]]) -> BackendResult<Vec<Vec<G2Affine>>> {
+        let _ = (base, batches);
+        Err(BackendError::Unsupported { backend: self.info().kind, op: "fixed_base_g2" })
+    }
+
     // --- sparse matrices: a compiled circuit's A, B, C ------------------------------------
     /// Uploads a matrix once; it stays resident, like a key's bases.
     fn upload_matrix(&self, m: &SparseMatrix) -> BackendResult<MatrixBuffer> {
@@ -330,6 +345,14 @@ macro_rules! dispatch_backend {
             fn msm_g2(&self, bases: &$crate::backend::G2Bases, scalars: $crate::backend::Scalars<'_>)
                 -> $crate::backend::BackendResult<$crate::G2Projective> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.msm_g2(bases, scalars), )+ }
+            }
+            fn fixed_base_g1(&self, base: $crate::G1Projective, batches: &[&[$crate::Fr]])
+                -> $crate::backend::BackendResult<::std::vec::Vec<::std::vec::Vec<$crate::G1Affine>>> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.fixed_base_g1(base, batches), )+ }
+            }
+            fn fixed_base_g2(&self, base: $crate::G2Projective, batches: &[&[$crate::Fr]])
+                -> $crate::backend::BackendResult<::std::vec::Vec<::std::vec::Vec<$crate::G2Affine>>> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.fixed_base_g2(base, batches), )+ }
             }
             fn upload_matrix(&self, m: &$crate::backend::SparseMatrix)
                 -> $crate::backend::BackendResult<$crate::backend::MatrixBuffer> {

@@ -121,6 +121,33 @@ impl SparseMatrix {
     }
 }
 
+impl SparseMatrix {
+    /// `out[col] = Σ_r u[r]·coeff` over the entries (r, col) of rows r < `u.len()`: the
+    /// transposed product, which evaluates a QAP's column polynomials at a point from the
+    /// Lagrange basis values u (key generation). `out` is as long as the matrix is wide.
+    ///
+    /// In parallel over ranges of columns: each range scans every entry's column and
+    /// multiplies only its own, so the products are done once and no thread needs a
+    /// full-width accumulator (2^24 columns of 32 bytes each, per thread, at 2^24 rows).
+    pub fn mul_transpose_into(&self, u: &[Fr], out: &mut [Fr]) {
+        let rows = self.rows().min(u.len());
+        let per = out.len().div_ceil(rayon::current_num_threads().max(1)).max(1 << 12);
+        out.par_chunks_mut(per).enumerate().for_each(|(k, part)| {
+            part.fill(Fr::from(0u64));
+            let (lo, hi) = (k * per, k * per + part.len());
+            for (r, ur) in u.iter().enumerate().take(rows) {
+                let (cols, coeffs) = self.row(r);
+                for (&c, coeff) in cols.iter().zip(coeffs) {
+                    let c = c as usize;
+                    if (lo..hi).contains(&c) {
+                        part[c - lo] += *ur * coeff;
+                    }
+                }
+            }
+        });
+    }
+}
+
 /// The element a [`MatrixBuffer`] counts: one row of a sparse matrix (its entries live with it
 /// in the backend's storage).
 pub struct SparseRow;
@@ -160,6 +187,26 @@ mod tests {
         let mut out = vec![f(99); 5];
         m.mul_vector_into(&z, &mut out);
         assert_eq!(out, vec![f(2 * 7 + 3 * 13), f(0), f(5 * 11 + 11), f(0), f(0)]);
+    }
+
+    #[test]
+    fn the_transposed_product_is_the_columns_sums() {
+        // Wide enough for several column ranges; rows past u's length do not count.
+        let (columns, rows) = (10_000usize, 300usize);
+        let f = |x: usize| Fr::from(x as u64);
+        let entries: Vec<Vec<(Fr, usize)>> =
+            (0..rows).map(|r| vec![(f(r + 1), (r * 37) % columns), (f(3), (r * 7919) % columns), (f(2), 5)]).collect();
+        let m = SparseMatrix::from_rows(columns, entries.iter().map(Vec::as_slice)).unwrap();
+        let u: Vec<Fr> = (0..rows - 1).map(|r| f(r * r + 1)).collect();
+        let mut want = vec![Fr::from(0u64); columns];
+        for (r, row) in entries.iter().enumerate().take(u.len()) {
+            for &(k, c) in row {
+                want[c] += u[r] * k;
+            }
+        }
+        let mut out = vec![f(99); columns];
+        m.mul_transpose_into(&u, &mut out);
+        assert_eq!(out, want);
     }
 
     #[test]

@@ -162,6 +162,12 @@ impl CheckedKey {
         Ok(CheckedKey { pk, shape })
     }
 
+    /// A key made by [`crate::prover::setup`]: valid by construction like arkworks' (its
+    /// backends check their points on the curve), its shape already checked.
+    pub(crate) fn from_setup(pk: ProvingKey, shape: KeyShape) -> CheckedKey {
+        CheckedKey { pk, shape }
+    }
+
     /// Writes the key to `path` (atomically) and returns the bytes written, for callers that
     /// also digest or keep them.
     pub fn write(&self, path: &Path, compress: bool) -> Result<Vec<u8>, KeyError> {

@@ -16,6 +16,7 @@
 pub mod error;
 pub mod key;
 mod prepared;
+pub mod setup;
 pub mod synthesis;
 
 use ark_ec::{AffineRepr, CurveGroup};
@@ -25,6 +26,7 @@ use ark_relations::gr1cs::ConstraintSynthesizer;
 pub use error::ProveError;
 pub use key::{CheckedKey, KeyError, KeyShape, PointChecks, PointProblem, Qap};
 pub use prepared::{PreparedCircuit, PreparedKey};
+pub use setup::SetupError;
 pub use synthesis::{synthesize, Synthesized};
 
 use crate::backend::{cpu::vanishing_inverse_on_coset, Backend, BackendKind, NttKind, ScalarBuffer, Scalars};
