@@ -36,6 +36,11 @@
 #       first     a first proof against the steady ones (--warmup 0: first_ms against the
 #                 median) on CUDA and wgpu at 2^22, and traced 2^22 proofs on both (compiled
 #                 circuit, 3 partitions) with their reports
+#       keygen    memory plans (2^22–2^27 on the H200, 2^22–2^25 on a 24 GiB card) and key
+#                 generation on CUDA at 2^22 and 2^24 with its host and device phases
+#       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
+#                 (default cuda wgpu), each size's key made on the device and kept in memory;
+#                 wall time and peak host memory beside each
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -293,14 +298,48 @@ first() {
   gzip -f "$OUT"/prove-*.trace.json 2>/dev/null
 }
 
+# COMMAND with its wall time and peak host memory after it (GNU time where the machine has it).
+timed() {
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "   %e s wall, %M KB peak host memory" "$@"
+  else
+    local start=$SECONDS
+    "$@"
+    echo "   $((SECONDS - start)) s wall"
+  fi
+}
+
+keygen() {
+  echo "== [$SECONDS] memory plans"
+  for size in 22 24 26 27; do "$D/g16" plan --backend cuda --size "$size" 2>&1 | tail -n 2; done
+  for size in 22 24 25; do "$D/g16" plan --memory-gib 24 --size "$size" 2>&1 | tail -n 1; done
+  for size in 22 24; do
+    echo "== [$SECONDS] setup cuda 2^$size (seed 1: kept in memory, written nowhere)"
+    timed timeout 300 "$D/g16" setup --backend cuda --circuit synthetic --size "$size" --seed 1 2>&1 | grep -v "^\s*$"
+  done
+}
+
+scale() {
+  local json="$OUT/scale.jsonl"
+  for backend in ${BACKENDS:-cuda wgpu}; do
+    for size in $(seq "${FROM:-16}" "${TO:-24}"); do
+      local runs=5
+      [ "$size" -ge 25 ] && runs=3
+      echo "== [$SECONDS] $backend prove-assignment 2^$size (key made on the device, in memory)"
+      timed timeout "${LIMIT:-300}" "$D/g16" bench --no-plot --json "$json" --backends "$backend" \
+        --ops prove-assignment --sizes "$size" --runs "$runs" --keys-in-memory 2>&1 | grep -v "^\s*$"
+    done
+  done
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | witness | first)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | witness | first | keygen | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
       "$s"
     done
     ;;
-  *) sed -n 2,33p "${BASH_SOURCE[0]}"; exit 2 ;;
+  *) sed -n "2,/^# Each step/p" "${BASH_SOURCE[0]}"; exit 2 ;;
 esac

@@ -11,7 +11,8 @@ use g16_core::backend::BackendKind;
 use g16_core::circuits::CircuitKind;
 
 use cli::{
-    bench, client, compile, devices, inspect, parse_circuit, prove, prove_files, report, serve, setup, CliError,
+    bench, client, compile, devices, inspect, parse_backend, parse_circuit, plan, prove, prove_files, report, serve,
+    setup, CliError,
 };
 
 // Synthesis builds and frees millions of small heap objects per partition (arkworks' linear
@@ -92,6 +93,22 @@ enum Command {
     Prove(Box<prove::ProveArgs>),
     /// Compare backends: median times of MSM, NTT and full proofs over a range of sizes.
     Bench(bench::BenchArgs),
+    /// The device memory a built-in circuit's proofs need (resident key and circuit, each
+    /// proof's vectors and MSM workspace) and whether a device, or a card of --memory-gib,
+    /// holds it.
+    Plan {
+        #[arg(long, default_value = prove::DEFAULT_CIRCUIT, value_parser = parse_circuit)]
+        circuit: CircuitKind,
+        /// log2 of the number of constraints.
+        #[arg(long, default_value_t = prove::DEFAULT_SIZE)]
+        size: u32,
+        /// The device to plan for (its memory is read); unused with --memory-gib.
+        #[arg(long, default_value = "auto", value_parser = parse_backend)]
+        backend: BackendKind,
+        /// Plan for a card of this much memory instead of a device of this machine.
+        #[arg(long)]
+        memory_gib: Option<f64>,
+    },
     /// What a file holds (a snarkjs zkey, a circom wtns or r1cs, a compiled circuit, an
     /// arkworks proving key): curve, sizes, SHA-256, and whether a key's points check.
     Inspect { file: PathBuf },
@@ -137,6 +154,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Prove(args) => prove::run(&settings, *args),
         Command::Bench(args) => bench::run(&settings, args),
         Command::Inspect { file } => inspect::run(&file),
+        Command::Plan { circuit, size, backend, memory_gib } => {
+            plan::run(&settings, circuit, size, backend, memory_gib)
+        }
         Command::Serve(args) => serve::run(&settings, *args),
         Command::Client(args) => client::run(args),
         Command::Timeline { command: TimelineCommand::Report { file, gap_warn } } => report::run(&file, gap_warn),

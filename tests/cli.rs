@@ -254,6 +254,46 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
     assert!(!Path::new(&sb.path("g16-bench.svg")).exists());
 }
 
+/// Keys and circuits made in memory (`--keys-in-memory`: nothing in the store), and the
+/// scaling table and plot read back from the JSON lines.
+#[test]
+fn bench_keys_in_memory_and_scaling_from_json() {
+    let sb = Sandbox::new("bench-memory");
+    let args = ["bench", "--backends", "cpu", "--ops", "prove-assignment", "--runs", "1", "--no-plot"];
+    for size in ["6", "7"] {
+        sb.ok(&[&args[..], &["--sizes", size, "--keys-in-memory", "--json", "r.jsonl"]].concat());
+    }
+    let store = sb.path("cache").join("keys-v1");
+    let stored = std::fs::read_dir(&store).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(stored, 0, "--keys-in-memory stores nothing in {}", store.display());
+    let out = sb.ok(&["bench", "--from-json", "r.jsonl", "--plot", "s.svg"]);
+    // Both ops (the whole call and its device section) at both sizes, the second with a factor.
+    assert!(out.contains("cpu prove-assignment\n"), "{out}");
+    let doubling: Vec<f64> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with('7'))
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .collect();
+    assert_eq!(doubling.len(), 2, "a factor per op at 2^7: {out}");
+    assert!(doubling.iter().all(|f| *f > 0.0), "{doubling:?}");
+    let svg = std::fs::read_to_string(sb.path("s.svg")).unwrap();
+    assert!(svg.contains("cpu prove-assignment"), "plot has the series");
+    std::fs::write(sb.path("bad.jsonl"), "{\"not\": \"a measurement\"}\n").unwrap();
+    let err = sb.fails(&["bench", "--from-json", "bad.jsonl", "--no-plot"]);
+    assert!(err.contains("bad.jsonl:1") && err.contains("not a bench measurement"), "{err}");
+}
+
+/// `g16 plan`: the memory of a circuit's proofs, refused with the plan where it cannot fit.
+#[test]
+fn plan_says_what_fits_a_card() {
+    let sb = Sandbox::new("plan");
+    let out = sb.ok(&["plan", "--circuit", "synthetic", "--size", "22", "--memory-gib", "24"]);
+    assert!(out.contains("G2 bases: B") && out.contains("per proof") && out.contains("fits a 24 GiB card"), "{out}");
+    let err = sb.fails(&["plan", "--circuit", "synthetic", "--size", "26", "--memory-gib", "24"]);
+    assert!(err.contains("does not fit a 24 GiB card") && err.contains("GiB resident"), "{err}");
+    sb.fails(&["plan", "--size", "22", "--memory-gib", "-1"]);
+}
+
 /// `g16 compile`, `g16 witness`, then `g16 prove --compiled`: a proof from files that arkworks
 /// verifies; and each way the files can disagree is a plain error that writes nothing.
 #[test]

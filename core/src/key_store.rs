@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use crate::backend::Backend;
 use crate::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
 use crate::compiled::file::CircuitFile;
-use crate::compiled::{compile, CompileError, CompiledCircuit};
+use crate::compiled::{CompileError, CompiledCircuit};
 use crate::prover::key::{CheckedKey, KeyError, PointChecks};
 use crate::prover::setup::{self, SetupError};
 use crate::timeline::Timeline;
@@ -87,12 +87,34 @@ impl KeyStore {
         size: u32,
         generating: impl FnOnce(&Path),
     ) -> Result<(CheckedKey, KeySource), KeyStoreError> {
+        self.get_or_else(circuit, size, generating, || generate(circuit, size, 0))
+    }
+
+    /// [`KeyStore::get_or_generate`] with the setup's scalar multiplications on `backend`
+    /// (the same key, byte for byte: [`generate_on`]).
+    pub fn get_or_generate_on<B: Backend + ?Sized>(
+        &self,
+        backend: &B,
+        circuit: CircuitKind,
+        size: u32,
+        generating: impl FnOnce(&Path),
+    ) -> Result<(CheckedKey, KeySource), KeyStoreError> {
+        self.get_or_else(circuit, size, generating, || generate_on(backend, circuit, size, 0, &Timeline::disabled()))
+    }
+
+    fn get_or_else(
+        &self,
+        circuit: CircuitKind,
+        size: u32,
+        generating: impl FnOnce(&Path),
+        generate: impl FnOnce() -> Result<CheckedKey, KeyStoreError>,
+    ) -> Result<(CheckedKey, KeySource), KeyStoreError> {
         let path = self.path(circuit, size);
         if path.exists() {
             return Ok(self.load(&path)?);
         }
         generating(&path);
-        let key = generate(circuit, size, 0)?;
+        let key = generate()?;
         self.store(&key, &path)?;
         Ok((key, KeySource::Generated))
     }
@@ -121,7 +143,7 @@ impl KeyStore {
             return Ok(file.circuit);
         }
         compiling(&path);
-        let compiled = compile(BuiltinCircuit::new(circuit, size, 0)?)?;
+        let compiled = BuiltinCircuit::new(circuit, size, 0)?.compile()?;
         let file = CircuitFile { circuit: compiled, key_digest };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| KeyError::Write { path: dir.to_path_buf(), source })?;
@@ -179,8 +201,11 @@ pub fn generate_on<B: Backend + ?Sized>(
     seed: u64,
     tl: &Timeline,
 ) -> Result<CheckedKey, KeyStoreError> {
-    let instance = BuiltinCircuit::new(circuit, size, seed)?;
-    Ok(setup::generate(instance, &mut setup_rng(seed), backend, tl)?)
+    let compiled = {
+        let _g = tl.span(crate::timeline::Layer::Prover, "setup.compile");
+        BuiltinCircuit::new(circuit, size, seed)?.compile()?
+    };
+    Ok(setup::generate_compiled(&compiled, &mut setup_rng(seed), backend, tl)?)
 }
 
 /// The rng of a built-in circuit's setup with `seed`.

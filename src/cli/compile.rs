@@ -14,7 +14,7 @@ pub fn run(settings: &Settings, circuit: CircuitKind, size: u32, out: &Path) -> 
     let started = std::time::Instant::now();
     let instance = BuiltinCircuit::new(circuit, size, 0)?;
     let bar = progress::spinner(format!("compile: {circuit} 2^{size}"));
-    let compiled = g16_core::compiled::compile(instance);
+    let compiled = instance.compile();
     bar.finish_and_clear();
     let compiled = compiled.map_err(KeyStoreError::from)?;
     // Bound to the stored key of the same circuit, where there is one.

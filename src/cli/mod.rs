@@ -6,6 +6,7 @@ pub mod client;
 pub mod compile;
 pub mod devices;
 pub mod inspect;
+pub mod plan;
 pub mod progress;
 pub mod prove;
 pub mod prove_files;

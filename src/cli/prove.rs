@@ -233,7 +233,11 @@ fn open_devices(
         let _g = tl.span(Layer::Engine, "load_key");
         match &args.key {
             Some(path) => CheckedKey::load(path)?,
-            None => setup::stored_or_generated(&store, args.circuit, args.size)?,
+            // The first device makes a missing key: on a GPU, in seconds rather than minutes.
+            None => {
+                let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
+                setup::stored_or_generated(&store, first, args.circuit, args.size)?
+            }
         }
     };
     // A key of another circuit or size fails here, before any compilation or synthesis.
@@ -243,8 +247,7 @@ fn open_devices(
     let compiled = if args.compiled() {
         let _g = tl.span(Layer::Engine, "load_circuit");
         let compiled = match &args.key {
-            Some(_) => g16_core::compiled::compile(BuiltinCircuit::new(args.circuit, args.size, 0)?)
-                .map_err(KeyStoreError::from)?,
+            Some(_) => BuiltinCircuit::new(args.circuit, args.size, 0)?.compile().map_err(KeyStoreError::from)?,
             None => setup::stored_or_compiled(&store, args.circuit, args.size)?,
         };
         Some(compiled)

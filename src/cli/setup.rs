@@ -30,9 +30,16 @@ pub fn run(
     let started = std::time::Instant::now();
     let device = backends::open(backend, settings)?;
     let on = device.info();
-    let key = generate_on(&device, circuit, size, seed)?;
+    let tl = Timeline::new();
+    let key = {
+        let bar = progress::spinner(format!("setup: {circuit} 2^{size} on {}", on.kind));
+        let key = key_store::generate_on(&device, circuit, size, seed, &tl);
+        bar.finish_and_clear();
+        key?
+    };
     let store = settings.key_store();
     let stored = store.path(circuit, size);
+    let written_in = std::time::Instant::now();
     // The store holds the seed-0 key that `prove` expects; other seeds go only where asked.
     if seed == 0 {
         store.store(&key, &stored)?;
@@ -40,6 +47,7 @@ pub fn run(
     if let Some(out) = &out {
         key.write(out, compress)?;
     }
+    let writing = written_in.elapsed().as_secs_f64();
     let written: Vec<String> = [(seed == 0).then(|| stored.clone()), out]
         .into_iter()
         .flatten()
@@ -56,7 +64,25 @@ pub fn run(
         started.elapsed().as_secs_f64(),
         if written.is_empty() { "nowhere (give --out)".to_string() } else { written.join(" and ") }
     );
+    println!("  {}", phases(&tl, writing));
     Ok(())
+}
+
+/// Where a setup's time went: the host's compilation and field work, the backend's scalar
+/// multiplications (with their download), and writing the key.
+fn phases(tl: &Timeline, writing: f64) -> String {
+    let report = g16_core::timeline::Report::from_events(&tl.events());
+    let secs =
+        |name: &str| report.spans.iter().filter(|s| s.name == name).map(|s| s.dur_ns()).sum::<u64>() as f64 / 1e9;
+    format!(
+        "host: compile {:.2} s, QAP at tau {:.2} s; backend, download included: fixed-base G2 {:.2} s, \
+         G1 {:.2} s; writing the key {:.2} s",
+        secs("setup.compile"),
+        secs("setup.qap"),
+        secs("setup.fixed_base_g2"),
+        secs("setup.fixed_base_g1"),
+        writing
+    )
 }
 
 /// The setup of (circuit, size) with its scalar multiplications on `backend`, deterministic in
@@ -76,7 +102,7 @@ pub fn run_zkey(circuit: CircuitKind, size: u32, r1cs: Option<&Path>, out: &Path
         Some(path) => R1cs::read(path)?.into_circuit(Qap::Snarkjs)?,
         None => {
             let bar = progress::spinner(format!("compile: {circuit} 2^{size}"));
-            let compiled = g16_core::compiled::compile(BuiltinCircuit::new(circuit, size, 0)?);
+            let compiled = BuiltinCircuit::new(circuit, size, 0)?.compile();
             bar.finish_and_clear();
             compiled.map_err(g16_core::circom::CircomError::from)?
         }
@@ -99,12 +125,19 @@ pub fn run_zkey(circuit: CircuitKind, size: u32, r1cs: Option<&Path>, out: &Path
     Ok(())
 }
 
-/// The stored key for (circuit, size), generated and stored on first use (saying so).
-pub fn stored_or_generated(store: &KeyStore, circuit: CircuitKind, size: u32) -> Result<CheckedKey, CliError> {
+/// The stored key for (circuit, size), generated on `backend` and stored on first use (saying
+/// so): the same key on every backend, made where its scalar multiplications are fastest.
+pub fn stored_or_generated<B: Backend + ?Sized>(
+    store: &KeyStore,
+    backend: &B,
+    circuit: CircuitKind,
+    size: u32,
+) -> Result<CheckedKey, CliError> {
     let bar = std::cell::RefCell::new(None);
-    let result = store.get_or_generate(circuit, size, |path| {
-        eprintln!("no stored key for {circuit} 2^{size}: generating one (saved to {})", path.display());
-        *bar.borrow_mut() = Some(progress::spinner(format!("setup: {circuit} 2^{size}")));
+    let on = backend.info().kind;
+    let result = store.get_or_generate_on(backend, circuit, size, |path| {
+        eprintln!("no stored key for {circuit} 2^{size}: generating one on {on} (saved to {})", path.display());
+        *bar.borrow_mut() = Some(progress::spinner(format!("setup: {circuit} 2^{size} on {on}")));
     });
     if let Some(bar) = bar.into_inner() {
         bar.finish_and_clear();

@@ -23,6 +23,7 @@ mod poseidon;
 mod sha256;
 mod synthetic;
 
+use crate::prover::memory::MatrixSize;
 use crate::prover::{KeyShape, ProveError};
 use ark_bls12_381::Fr;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
@@ -231,6 +232,56 @@ impl BuiltinCircuit {
             CircuitKind::Sha256 | CircuitKind::Poseidon => crate::compiled::witness(self.clone()),
         }
     }
+
+    /// The shape of the circuit's key and the size of its compiled matrices, for planning
+    /// device memory without the memory itself: counted for synthetic; for the others,
+    /// compiled at the two smallest sizes and extended linearly in the units (each unit adds
+    /// the same variables and entries), so planning 2^26 compiles two small circuits.
+    pub fn planned_size(&self) -> Result<(KeyShape, MatrixSize), crate::compiled::CompileError> {
+        let (num_variables, matrices) = match self.kind {
+            CircuitKind::Synthetic => synthetic::planned_size(self.units),
+            CircuitKind::Sha256 | CircuitKind::Poseidon => {
+                let min = self.kind.min_size();
+                let counted = |size: u32| -> Result<(usize, u64, MatrixSize), crate::compiled::CompileError> {
+                    let c = BuiltinCircuit::new(self.kind, size, 0)
+                        .map_err(|e| crate::compiled::CompileError::Inconsistent(e.to_string()))?;
+                    let compiled = c.compile()?;
+                    Ok((c.units, compiled.num_variables() as u64, MatrixSize::of(&compiled)))
+                };
+                let (u1, v1, m1) = counted(min)?;
+                let (u2, v2, m2) = counted(min + 1)?;
+                // Per unit, rounded up: a plan may overstate, never understate.
+                let extend = |x1: u64, x2: u64| {
+                    let per = (x2.saturating_sub(x1)).div_ceil((u2 - u1).max(1) as u64);
+                    x1 + per * (self.units.saturating_sub(u1)) as u64
+                };
+                let m = MatrixSize {
+                    entries: extend(m1.entries, m2.entries),
+                    rows: extend(m1.rows, m2.rows),
+                    matrices: m1.matrices,
+                };
+                (extend(v1, v2) as usize, m)
+            }
+        };
+        let shape = KeyShape {
+            num_instance: self.num_instance_variables(),
+            num_variables,
+            domain_size: 1 << self.size,
+            qap: crate::prover::key::Qap::Libsnark,
+        };
+        Ok((shape, matrices))
+    }
+
+    /// The circuit's R1CS, compiled: written directly where the circuit's rows are a fixed
+    /// pattern (synthetic: no constraint system, so 2^26 rows fit in the matrices' own
+    /// memory), else by synthesis in setup mode ([`crate::compiled::compile`]). Both give the
+    /// same matrices (tested).
+    pub fn compile(&self) -> Result<crate::compiled::CompiledCircuit, crate::compiled::CompileError> {
+        match self.kind {
+            CircuitKind::Synthetic => synthetic::compile(self.units),
+            CircuitKind::Sha256 | CircuitKind::Poseidon => crate::compiled::compile(self.clone()),
+        }
+    }
 }
 
 impl ConstraintSynthesizer<Fr> for BuiltinCircuit {
@@ -348,6 +399,26 @@ mod tests {
 
     /// What `check_key` predicts is what synthesis gives: the key shape of the compiled
     /// circuit passes, the shapes of the neighbouring sizes do not.
+    #[test]
+    fn planned_sizes_match_or_just_exceed_the_compiled_circuits() {
+        for kind in [CircuitKind::Sha256, CircuitKind::Poseidon, CircuitKind::Synthetic] {
+            let size = kind.min_size() + 3;
+            let circuit = BuiltinCircuit::new(kind, size, 0).unwrap();
+            let (shape, planned) = circuit.planned_size().unwrap();
+            let compiled = circuit.compile().unwrap();
+            let actual = crate::prover::memory::MatrixSize::of(&compiled);
+            assert_eq!(shape.num_instance, compiled.num_instance(), "{kind}");
+            assert_eq!(shape.domain_size, compiled.domain_size(), "{kind}");
+            for (what, p, a) in [
+                ("variables", shape.num_variables as u64, compiled.num_variables() as u64),
+                ("entries", planned.entries, actual.entries),
+                ("rows", planned.rows, actual.rows),
+            ] {
+                assert!(p >= a && p - a <= a / 100 + 8, "{kind} 2^{size} {what}: planned {p}, compiled {a}");
+            }
+        }
+    }
+
     #[test]
     fn key_checks_agree_with_synthesis() {
         for kind in CircuitKind::ALL {

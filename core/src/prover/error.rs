@@ -36,6 +36,8 @@ pub enum ProveError {
     Key(#[from] KeyError),
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(transparent)]
+    DoesNotFit(#[from] super::memory::DoesNotFit),
     #[error("verification failed: {0}")]
     Verify(String),
     #[error("internal error: {0}")]

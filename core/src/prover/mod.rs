@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod key;
+pub mod memory;
 mod prepared;
 pub mod setup;
 pub mod synthesis;

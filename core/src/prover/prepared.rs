@@ -3,8 +3,9 @@
 use ark_groth16::PreparedVerifyingKey;
 
 use super::key::{CheckedKey, KeyShape};
+use super::memory::{MatrixSize, MemoryPlan};
 use super::ProveError;
-use crate::backend::{Backend, BackendId, Element, G1Bases, G2Bases, MatrixBuffer};
+use crate::backend::{Backend, BackendId, BackendKind, Element, G1Bases, G2Bases, MatrixBuffer};
 use crate::compiled::{CircuitShape, CompiledCircuit};
 use crate::{G1Affine, G2Affine, VerifyingKey};
 
@@ -34,6 +35,7 @@ impl PreparedKey {
     /// its own (an H200 trace once showed 2.6 s of it inside a first proof's `ntt_inverse_a`).
     pub(super) fn new<B: Backend + ?Sized>(backend: &B, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
         let (pk, shape) = (key.proving_key(), key.shape());
+        check_fits(backend, &MemoryPlan::new(&shape, None))?;
         let key = PreparedKey {
             vk: pk.vk.clone(),
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
@@ -78,6 +80,16 @@ impl PreparedKey {
     }
 }
 
+/// Refuses, with the plan, what cannot fit a GPU backend's memory (the CPU backend's is the
+/// host's, which the key already occupies).
+fn check_fits<B: Backend + ?Sized>(backend: &B, plan: &MemoryPlan) -> Result<(), ProveError> {
+    let info = backend.info();
+    match info.memory_bytes {
+        Some(capacity) if info.kind != BackendKind::Cpu => Ok(plan.check(&info.device, capacity)?),
+        _ => Ok(()),
+    }
+}
+
 /// A compiled circuit on one backend: its matrices uploaded once and resident, reused by every
 /// assignment proven there. Made by [`crate::Prover::prepare_circuit`].
 pub struct PreparedCircuit {
@@ -93,6 +105,15 @@ impl PreparedCircuit {
         backend: &B,
         circuit: &CompiledCircuit,
     ) -> Result<PreparedCircuit, ProveError> {
+        // Planned with its key (of the same shape), which is resident beside it.
+        let shape = circuit.shape();
+        let key_shape = KeyShape {
+            num_instance: shape.num_instance,
+            num_variables: shape.num_variables,
+            domain_size: shape.domain_size(),
+            qap: shape.qap,
+        };
+        check_fits(backend, &MemoryPlan::new(&key_shape, Some(MatrixSize::of(circuit))))?;
         let (a, b, c) = circuit.matrices();
         let prepared = PreparedCircuit {
             shape: circuit.shape(),

@@ -310,16 +310,18 @@ struct Times {
     unattributed_ns: u64,
 }
 
+/// One lane's spans as (start, node index) by start, and the longest span's length.
+type LaneSpans = (Vec<(u64, usize)>, u64);
+
 /// The Device-layer spans of each device lane, by start, for finding the queued work a host
 /// span waited on.
 struct Lanes<'a> {
-    /// Per lane: (start, node index) by start, and the longest span's length.
-    by_lane: HashMap<&'a str, (Vec<(u64, usize)>, u64)>,
+    by_lane: HashMap<&'a str, LaneSpans>,
 }
 
 impl<'a> Lanes<'a> {
     fn of(nodes: &'a [Node]) -> Lanes<'a> {
-        let mut by_lane: HashMap<&'a str, (Vec<(u64, usize)>, u64)> = HashMap::new();
+        let mut by_lane: HashMap<&'a str, LaneSpans> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             if let Some(lane) = n.lane() {
                 let (spans, longest) = by_lane.entry(lane).or_default();

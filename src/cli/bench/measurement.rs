@@ -6,12 +6,12 @@ use std::io::Write;
 use std::path::Path;
 
 use g16_core::backend::BackendInfo;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::{io_err, stamp, CliError};
 
 /// One measurement: the JSON line `benches/results/` keeps.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Measurement {
     pub backend: String,
     pub device: String,
@@ -23,6 +23,7 @@ pub struct Measurement {
     pub max_ms: f64,
     /// The first timed run: with `--warmup 0`, the first call after any preparation (a
     /// first proof, against the steady median).
+    #[serde(default)]
     pub first_ms: f64,
     pub runs: usize,
     /// What the timed call includes and what it leaves out (inputs on the device or not).
@@ -31,11 +32,11 @@ pub struct Measurement {
     pub date: String,
     /// Median device time per span name over the timed runs (device backends; MSM and NTT):
     /// the whole operation's span (`msm_g1`) and its phases (`msm_g1.accumulate`, …).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub phases_ms: BTreeMap<String, f64>,
     /// MSM ops: the bases' upload, once, with whatever the backend prepares there (the
     /// shifted bases of CUDA and wgpu), wall ms; outside `median_ms`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bases_upload_ms: Option<f64>,
 }
 
@@ -147,6 +148,41 @@ pub fn print_table(results: &[Measurement]) {
     for m in results {
         if let Some(ms) = m.bases_upload_ms {
             println!("  {} {} 2^{} bases uploaded and prepared in {ms:.1} ms (once)", m.backend, m.op, m.size);
+        }
+    }
+}
+
+/// The measurements of a JSON-lines file `--json` wrote (lines of other shapes are refused).
+pub fn read_json(path: &Path) -> Result<Vec<Measurement>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str(line)
+                .map_err(|e| CliError::Usage(format!("{}:{}: not a bench measurement: {e}", path.display(), i + 1)))
+        })
+        .collect()
+}
+
+/// Per (backend, op), time against size with each doubling's factor: how a cost grows.
+pub fn print_scaling(results: &[Measurement]) {
+    let mut series: BTreeMap<(&str, &str), Vec<(u32, f64)>> = BTreeMap::new();
+    for m in results {
+        series.entry((m.backend.as_str(), m.op.as_str())).or_default().push((m.size, m.median_ms));
+    }
+    for ((backend, op), mut points) in series {
+        points.sort_by_key(|p| p.0);
+        println!("{backend} {op}");
+        println!("{:>6}{:>14}{:>12}", "size", "median ms", "×/doubling");
+        let mut before: Option<(u32, f64)> = None;
+        for &(size, ms) in &points {
+            let factor = match before {
+                Some((s, b)) if s + 1 == size && b > 0.0 => format!("{:.2}", ms / b),
+                _ => "-".to_string(),
+            };
+            println!("{size:>6}{ms:>14.3}{factor:>12}");
+            before = Some((size, ms));
         }
     }
 }

@@ -43,11 +43,12 @@ use g16::backends::{self as backend, AnyBackend};
 use g16::settings::Settings;
 use g16_core::backend::{Backend, BackendInfo, BackendKind, NttKind, Scalars};
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::key_store::KeyStore;
+use g16_core::compiled::CompiledCircuit;
+use g16_core::key_store::{KeyStore, KeyStoreError};
 use g16_core::prover::Prover;
 use g16_core::sample;
 use g16_core::timeline::{Layer, Report, Timeline};
-use g16_core::{Curve, Fr, G1Projective, G2Projective};
+use g16_core::{CheckedKey, Curve, Fr, G1Projective, G2Projective};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -84,9 +85,19 @@ pub struct BenchArgs {
     /// Write no plot.
     #[arg(long)]
     pub no_plot: bool,
+    /// Measure nothing: read the measurements of a JSON-lines FILE (as --json writes them,
+    /// from any number of runs and machines' calls), print time against size with each
+    /// doubling's factor, and plot them (--plot).
+    #[arg(long, value_name = "FILE")]
+    pub from_json: Option<PathBuf>,
     /// The circuit of the proof, synthesis and spmv ops.
     #[arg(long, default_value = "synthetic", value_parser = crate::cli::parse_circuit)]
     pub circuit: CircuitKind,
+    /// Make each case's key (its scalar multiplications on the benched backend) and compiled
+    /// circuit in memory and store neither: for sizes whose files the disk should not hold
+    /// (a synthetic 2^26 key is 47 GB).
+    #[arg(long)]
+    pub keys_in_memory: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -158,6 +169,15 @@ pub fn parse_sizes(s: &str) -> Result<std::ops::RangeInclusive<u32>, CliError> {
 }
 
 pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
+    if let Some(path) = &args.from_json {
+        let results = measurement::read_json(path)?;
+        measurement::print_scaling(&results);
+        if !args.no_plot {
+            plot::write_svg(&args.plot, &results)?;
+            println!("wrote plot to {}", args.plot.display());
+        }
+        return Ok(());
+    }
     let sizes = parse_sizes(&args.sizes)?;
     let mut ops: Vec<Op> = args.ops.iter().map(|s| Op::parse(s)).collect::<Result<_, _>>()?;
     ops.sort();
@@ -217,9 +237,9 @@ fn includes(op: Op) -> &'static str {
         Op::Ntt => "one forward NTT of scalars already on the device, synchronized",
         Op::Upload => "staging the scalars from host memory onto the device, synchronized; freeing outside the timing",
         Op::Spmv => "one sparse product A·z: the compiled circuit's A resident (uploaded once, outside the timing), z already on the device, synchronized",
-        Op::Prove => "one whole proof: synthesis, staging, H, MSMs, assembly; the key prepared once, outside the timing",
-        Op::ProveWitness => "one whole proof through the compiled circuit: the assignment on the host (the circuit's native witness generator where it has one: synthetic; else witness-only synthesis), staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
-        Op::ProveAssignment => "one whole proof through the compiled circuit from an assignment already in host memory (as a witness file or an outside witness generator delivers it; made outside the timing): staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing",
+        Op::Prove => "one whole proof: synthesis, staging, H, MSMs, assembly; the key prepared once, outside the timing; every proof verified, outside the timing",
+        Op::ProveWitness => "one whole proof through the compiled circuit: the assignment on the host (the circuit's native witness generator where it has one: synthetic; else witness-only synthesis), staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing; every proof verified, outside the timing",
+        Op::ProveAssignment => "one whole proof through the compiled circuit from an assignment already in host memory (as a witness file or an outside witness generator delivers it; made outside the timing): staging z, A·z, B·z, C·z and the R1CS check, H, MSMs, assembly; the key and compiled circuit prepared once, outside the timing; every proof verified, outside the timing",
         Op::ProveArkworks => "ark-groth16's create_proof_with_reduction on the host's CPU, synthesis included",
         Op::SynthFull => "one partition's whole synthesis on the host: constraints, assignment and the rows a, b, c",
         Op::SynthWitness => "one partition's witness alone on the host by arkworks' witness-only synthesis (the compiled circuit's proofs need no more)",
@@ -390,7 +410,7 @@ fn measure(
             return Err(CliError::Usage(format!("{} runs on the host alone", op_name(op))))
         }
         Op::Spmv => {
-            let compiled = setup::stored_or_compiled(store, args.circuit, size)?;
+            let compiled = circuit_for(store, args, size)?;
             let (a, _, _) = compiled.matrices();
             let matrix = backend.upload_matrix(a)?;
             let mut out = backend.alloc_scalars(compiled.domain_size())?;
@@ -404,7 +424,7 @@ fn measure(
             }
         }
         Op::Prove | Op::ProveWitness | Op::ProveAssignment => {
-            let checked = setup::stored_or_generated(store, args.circuit, size)?;
+            let checked = key_for(store, backend, args, size)?;
             let prover = Prover::new(backend);
             let key = prover.prepare(&checked)?;
             drop(checked);
@@ -412,13 +432,14 @@ fn measure(
             backend.drain_device_spans();
             let compiled = match op {
                 Op::ProveWitness | Op::ProveAssignment => {
-                    Some(prover.prepare_circuit(&setup::stored_or_compiled(store, args.circuit, size)?)?)
+                    Some(prover.prepare_circuit(&circuit_for(store, args, size)?)?)
                 }
                 _ => None,
             };
             let mut rng = ChaCha20Rng::from_entropy();
             for run in 0..total {
                 let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
+                let public_inputs = circuit.public_inputs();
                 let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
                 let tl = Timeline::new();
                 let given = match op {
@@ -434,8 +455,15 @@ fn measure(
                     }
                     (None, _) => prover.prove(&key, circuit, r, s, &tl)?,
                 };
-                std::hint::black_box(proof);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                // Outside the timed call: a proof that does not verify is no measurement.
+                if !g16_core::prover::verify(&key, &proof, &public_inputs)? {
+                    return Err(CliError::Usage(format!(
+                        "{} 2^{size} on {}: run {run}'s proof does not verify",
+                        op_name(op),
+                        info.kind
+                    )));
+                }
                 let report = Report::from_events(&tl.events());
                 let device_ns = report
                     .spans
@@ -457,6 +485,24 @@ fn measure(
         out.push(measurement(info, &name, PROVE_DEVICE_INCLUDES, size, &device_times[args.warmup..]));
     }
     Ok(out)
+}
+
+/// The key of a proof op: from the store (made on `backend` if missing), or made in memory.
+fn key_for(store: &KeyStore, backend: &AnyBackend, args: &BenchArgs, size: u32) -> Result<CheckedKey, CliError> {
+    if args.keys_in_memory {
+        setup::generate_on(backend, args.circuit, size, 0)
+    } else {
+        setup::stored_or_generated(store, backend, args.circuit, size)
+    }
+}
+
+/// The compiled circuit of a proof or spmv op: from the store, or compiled in memory.
+fn circuit_for(store: &KeyStore, args: &BenchArgs, size: u32) -> Result<CompiledCircuit, CliError> {
+    if args.keys_in_memory {
+        Ok(BuiltinCircuit::new(args.circuit, size, 0)?.compile().map_err(KeyStoreError::from)?)
+    } else {
+        setup::stored_or_compiled(store, args.circuit, size)
+    }
 }
 
 /// The scalars an MSM op draws: random, or a witness's mix.
@@ -520,7 +566,7 @@ fn measure_synthesis(op: Op, size: u32, args: &BenchArgs) -> Result<Measurement,
 
 /// `ark-groth16`'s prover on the same circuit and key as `prove`: the reference.
 fn measure_arkworks(store: &KeyStore, size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
-    let key = setup::stored_or_generated(store, args.circuit, size)?;
+    let key = setup::stored_or_generated(store, &g16_core::backend::CpuBackend::new(), args.circuit, size)?;
     let pk = key.proving_key();
     let mut rng = ChaCha20Rng::from_entropy();
     let mut times = Vec::new();

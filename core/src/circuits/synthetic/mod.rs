@@ -29,8 +29,10 @@ use ark_std::UniformRand;
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 
+mod matrices;
 mod witness;
 
+pub(super) use matrices::{compile, planned_size};
 pub(super) use witness::assignment;
 
 /// The smallest size: 2^4 rows hold 3 groups.
@@ -230,6 +232,28 @@ mod tests {
             let synthesized = crate::compiled::witness(circuit.clone()).unwrap();
             assert_eq!(native.len(), 3 + 5 * circuit.units() + 1, "2^{size}: instance, 5 a group, the last y");
             assert!(native == synthesized, "2^{size} seed {seed}: native and synthesized assignments differ");
+        }
+    }
+
+    fn circuit_units(size: u32) -> usize {
+        BuiltinCircuit::new(CircuitKind::Synthetic, size, 0).unwrap().units()
+    }
+
+    #[test]
+    fn the_written_matrices_are_the_synthesized_ones() {
+        for size in [MIN_SIZE, 5, 9, 13] {
+            let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, 0).unwrap();
+            let written = compile(circuit.units()).unwrap();
+            let synthesized = crate::compiled::compile(circuit).unwrap();
+            let (w, s) = (written.matrices(), synthesized.matrices());
+            for (name, w, s) in [("A", w.0, s.0), ("B", w.1, s.1)] {
+                assert_eq!(w.parts(), s.parts(), "2^{size}: {name}");
+            }
+            assert_eq!(w.2.map(|m| m.parts()), s.2.map(|m| m.parts()), "2^{size}: C");
+            assert!(written == synthesized, "2^{size}: written and synthesized matrices differ");
+            let (variables, counted) = planned_size(circuit_units(size));
+            assert_eq!(variables, written.num_variables(), "2^{size}: variables");
+            assert_eq!(counted, crate::prover::memory::MatrixSize::of(&written), "2^{size}: matrix sizes");
         }
     }
 

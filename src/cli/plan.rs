@@ -1,0 +1,58 @@
+//! `g16 plan`: the device memory a built-in circuit's proofs need, item by item, and whether a
+//! device of this machine (or a card of a given size) holds it. Nothing is generated or
+//! uploaded: the sizes are counted from the circuit's shape.
+
+use g16::backends;
+use g16::settings::Settings;
+use g16_core::backend::{Backend, BackendKind};
+use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+use g16_core::key_store::KeyStoreError;
+use g16_core::prover::memory::{MemoryPlan, Residence};
+
+use crate::cli::CliError;
+
+pub fn run(
+    settings: &Settings,
+    circuit: CircuitKind,
+    size: u32,
+    backend: BackendKind,
+    memory_gib: Option<f64>,
+) -> Result<(), CliError> {
+    let (shape, matrices) = BuiltinCircuit::new(circuit, size, 0)?.planned_size().map_err(KeyStoreError::from)?;
+    let plan = MemoryPlan::new(&shape, Some(matrices));
+    let (device, capacity) = match memory_gib {
+        Some(gib) if gib.is_finite() && gib > 0.0 => (format!("a {gib} GiB card"), (gib * (1u64 << 30) as f64) as u64),
+        Some(gib) => return Err(CliError::Usage(format!("--memory-gib {gib}: expected a positive size"))),
+        None => {
+            let info = backends::open(backend, settings)?.info();
+            let memory = info.memory_bytes.ok_or_else(|| {
+                CliError::Usage(format!("{} does not say how much memory it has: give --memory-gib", info.device))
+            })?;
+            (info.device, memory)
+        }
+    };
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    println!("{circuit} 2^{size}: {} variables, domain 2^{}", shape.num_variables, size);
+    for item in &plan.items {
+        let when = match item.residence {
+            Residence::Resident => "resident",
+            Residence::PerProof => "per proof",
+        };
+        println!("  {:<28} {:>9.2} GiB  {when}", item.what, gib(item.bytes));
+    }
+    println!(
+        "  {:<28} {:>9.2} GiB  (resident {:.2}, per proof {:.2}; headroom {:.2})",
+        "needed",
+        gib(plan.needed()),
+        gib(plan.of(Residence::Resident)),
+        gib(plan.of(Residence::PerProof)),
+        gib(MemoryPlan::headroom(capacity))
+    );
+    match plan.check(&device, capacity) {
+        Ok(()) => {
+            println!("fits {device} ({:.1} GiB)", gib(capacity));
+            Ok(())
+        }
+        Err(e) => Err(g16_core::ProveError::from(e).into()),
+    }
+}
