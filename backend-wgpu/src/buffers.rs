@@ -183,7 +183,11 @@ impl Shifted {
 
 /// Resident bases of group `G` (affine), with their shifted bases where made.
 pub struct Bases<G: Group> {
-    pub(crate) points: Chunked,
+    /// The points in groups of at most [`Memory::max_elements`] (every group but the last
+    /// full): one kernel binds one group's split bindings, so a vector longer than a group
+    /// (G2 beyond 2^25 points on a 2 GiB binding) is several, and its MSM several sub-MSMs.
+    pub(crate) points: Vec<Chunked>,
+    /// Only for a vector of one group.
     pub(crate) shifted: Option<Shifted>,
     _group: PhantomData<fn() -> G>,
 }
@@ -192,16 +196,21 @@ pub type G1Buffer = Bases<ark_bls12_381::g1::Config>;
 pub type G2Buffer = Bases<ark_bls12_381::g2::Config>;
 
 impl<G: Group> Bases<G> {
-    pub(crate) fn new(points: Chunked, shifted: Option<Shifted>) -> Self {
+    pub(crate) fn new(points: Vec<Chunked>, shifted: Option<Shifted>) -> Self {
         Bases { points, shifted, _group: PhantomData }
     }
 
     pub fn len(&self) -> usize {
-        self.points.len
+        self.points.iter().map(|g| g.len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.points.len == 0
+        self.len() == 0
+    }
+
+    /// Elements a group holds (the first group's length: every group but the last is full).
+    pub(crate) fn group_len(&self) -> usize {
+        self.points.first().map_or(0, |g| g.len).max(1)
     }
 
     /// The window width of the shifted bases made at upload, if any.

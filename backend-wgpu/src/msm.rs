@@ -181,8 +181,17 @@ impl Msm {
     /// Bases to the device, and their shifted bases where the planner gives their length some
     /// (built before this returns).
     pub(crate) fn upload<G: Group>(&self, host: &[Affine<G>], tag: Tag) -> Result<Bases<G>, WgpuError> {
-        let points = staging::upload_points::<G>(&self.mem, host)?;
-        let shifted = self.shifted(G::CURVE, &points, tag)?;
+        let group = self.mem.max_elements(G::CURVE.affine()).max(1) as usize;
+        let points = if host.len() <= group {
+            vec![staging::upload_points::<G>(&self.mem, host)?]
+        } else {
+            host.chunks(group).map(|part| staging::upload_points::<G>(&self.mem, part)).collect::<Result<_, _>>()?
+        };
+        // Shifted bases index one group's bindings: a longer vector goes without.
+        let shifted = match points.as_slice() {
+            [one] => self.shifted(G::CURVE, one, tag)?,
+            _ => None,
+        };
         Ok(Bases::new(points, shifted))
     }
 
@@ -259,12 +268,16 @@ impl Msm {
             return Err(BackendError::LengthMismatch { op, expected: n, got: bases.len() }.into());
         }
         let table = bases.shifted.as_ref();
-        let step = self.sub_msm_len(curve, n, table);
+        let group_len = bases.group_len();
         let mut subs = Vec::new();
         let mut at = 0;
         while at < n {
-            let len = step.min(n - at);
-            subs.push(self.sub_msm(curve, &bases.points, table, at, scalars, range.start + at, len, tag)?);
+            // A sub-MSM stays within one group of bases, and is sized for what remains there
+            // (a shorter MSM may pick a narrower window, and so more partials, than a longer).
+            let (group, offset) = (at / group_len, at % group_len);
+            let len = self.sub_msm_len(curve, (n - at).min(group_len - offset), table);
+            let points = &bases.points[group];
+            subs.push(self.sub_msm(curve, points, table, offset, scalars, range.start + at, len, tag)?);
             at += len;
         }
         combine::<G>(op, &subs)

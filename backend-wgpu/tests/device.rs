@@ -85,6 +85,29 @@ fn arrays_split_over_bindings_past_the_limit() {
 }
 
 #[test]
+fn bases_past_the_split_bindings_are_uploaded_in_groups() {
+    // 256 KiB bindings: a group (SPLIT_SLOTS buffers) holds 4096 G2 or 8192 G1 points, so these
+    // vectors are three groups each, and their MSMs sub-MSMs that never cross a group's end.
+    let Some(b) = open(WgpuOptions { max_binding_bytes: Some(256 << 10), ..Default::default() }) else { return };
+    let mut rng = test_rng("bases_past_the_split_bindings_are_uploaded_in_groups");
+    let (g1_group, g2_group) = (8192, 4096);
+    assert!(b.max_elements(Elem::G1Affine) == g1_group as u64 && b.max_elements(Elem::G2Affine) == g2_group as u64);
+    let (n1, n2) = (2 * g1_group + 300, 2 * g2_group + 150);
+    let scalars = edge_scalars(n1, &mut rng);
+    let s = b.upload_scalars(&scalars).unwrap();
+    let g1 = edge_bases::<G1Projective>(n1, &mut rng, &[0, g1_group, n1 - 1], (g1_group - 1, g1_group + 1));
+    let b1 = b.upload_g1_bases(&g1).unwrap();
+    assert_eq!(b1.len(), n1);
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 0..n1), "G1 over three groups");
+    let across = g1_group - 50..g1_group + 50;
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, across), "G1 over a range across a group's end");
+    let g2 = edge_bases::<G2Projective>(n2, &mut rng, &[g2_group - 1, g2_group], (5, 2 * g2_group - 1));
+    let b2 = b.upload_g2_bases(&g2).unwrap();
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 0..n2), "G2 over three groups");
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 4000..n2), "G2 over a range from the first group to the last");
+}
+
+#[test]
 fn dispatches_past_65535_workgroups_use_two_dimensions() {
     let Some(b) = open(WgpuOptions::default()) else { return };
     let limit = b.device().limits().max_compute_workgroups_per_dimension as usize;
