@@ -311,8 +311,8 @@ timed() {
 
 keygen() {
   echo "== [$SECONDS] memory plans"
-  for size in 22 24 26 27; do "$D/g16" plan --backend cuda --size "$size" 2>&1 | tail -n 2; done
-  for size in 22 24 25; do "$D/g16" plan --memory-gib 24 --size "$size" 2>&1 | tail -n 1; done
+  for size in 22 24 26 27; do "$D/g16" plan --circuit synthetic --backend cuda --size "$size" 2>&1 | tail -n 2; done
+  for size in 22 24 25; do "$D/g16" plan --circuit synthetic --memory-gib 24 --size "$size" 2>&1 | tail -n 1; done
   for size in 22 24; do
     echo "== [$SECONDS] setup cuda 2^$size (seed 1: kept in memory, written nowhere)"
     timed timeout 300 "$D/g16" setup --backend cuda --circuit synthetic --size "$size" --seed 1 2>&1 | grep -v "^\s*$"
