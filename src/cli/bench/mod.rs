@@ -63,7 +63,7 @@ pub struct BenchArgs {
     /// Backends to compare, comma-separated (cpu, cuda, wgpu); default: every available one.
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
-    /// Operations: msm-g1, msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, spmv, prove,
+    /// Operations: msm-g1, msm-g1-host (scalars staged inside the timing), msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, spmv, prove,
     /// prove-witness, prove-assignment, prove-arkworks, synth-full, synth-witness, witness.
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
@@ -103,6 +103,7 @@ pub struct BenchArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Op {
     MsmG1,
+    MsmG1Host,
     MsmG2,
     MsmG1Witness,
     MsmG2Witness,
@@ -120,8 +121,9 @@ enum Op {
 
 impl Op {
     /// Every op with its command-line name, in the order the names are listed.
-    const ALL: [Op; 14] = [
+    const ALL: [Op; 15] = [
         Op::MsmG1,
+        Op::MsmG1Host,
         Op::MsmG2,
         Op::MsmG1Witness,
         Op::MsmG2Witness,
@@ -231,6 +233,9 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
 /// What the timed call of `op` includes, for the JSON line (module docs: the same in words).
 fn includes(op: Op) -> &'static str {
     match op {
+        Op::MsmG1Host => {
+            "one MSM from scalars in host memory: bases resident (uploaded once, outside the timing), the scalars' staging onto the device inside it (as sppark times it), until the sum is on the host"
+        }
         Op::MsmG1 | Op::MsmG2 | Op::MsmG1Witness | Op::MsmG2Witness => {
             "one MSM: bases resident (uploaded once, outside the timing), scalars already on the device, until the sum is on the host"
         }
@@ -267,6 +272,7 @@ fn circuit_suffix(circuit: CircuitKind) -> String {
 fn op_name(op: Op) -> &'static str {
     match op {
         Op::MsmG1 => "msm-g1",
+        Op::MsmG1Host => "msm-g1-host",
         Op::MsmG2 => "msm-g2",
         Op::MsmG1Witness => "msm-g1-witness",
         Op::MsmG2Witness => "msm-g2-witness",
@@ -372,6 +378,18 @@ fn measure(
                 timed,
             )?;
             bases_upload_ms = Some(ms);
+        }
+        Op::MsmG1Host => {
+            let t = Instant::now();
+            let bases = backend.upload_g1_bases(inputs.g1.of_size(size))?;
+            bases_upload_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+            for _ in 0..total {
+                let scalars = random_scalars(n);
+                let t = Instant::now();
+                let _sum = std::hint::black_box(backend.msm_g1(&bases, Scalars::Host(&scalars))?);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                record_spans();
+            }
         }
         Op::MsmG2 | Op::MsmG2Witness => {
             let bases = inputs.g2.of_size(size);
