@@ -19,7 +19,8 @@ use ark_ff::UniformRand;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 use common::{fresh_rng, setup};
 use g16_core::backend::{
-    Backend, BackendError, BackendId, BackendInfo, CpuBackend, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars,
+    Backend, BackendError, BackendId, BackendInfo, BackendKind, CpuBackend, G1Bases, G2Bases, NttKind, ScalarBuffer,
+    Scalars,
 };
 use g16_core::circuits::{BuiltinCircuit, CircuitKind};
 use g16_core::engine::{
@@ -60,6 +61,8 @@ struct Hooks {
     /// Runs before every G2 MSM, outside the backend's own (device) span.
     before_msm_g2: Option<Box<dyn Fn() + Send + Sync>>,
     memory_bytes: Option<u64>,
+    /// The kind the backend reports (a GPU's: its keys are planned against its memory).
+    kind: Option<BackendKind>,
 }
 
 struct Hooked {
@@ -81,6 +84,9 @@ impl Backend for Hooked {
         let mut info = self.inner.info();
         if let Some(m) = self.hooks.memory_bytes {
             info.memory_bytes = Some(m);
+        }
+        if let Some(kind) = self.hooks.kind {
+            info.kind = kind;
         }
         info
     }
@@ -638,6 +644,43 @@ fn split_degrades_to_single_when_two_partitions_do_not_fit() {
     let hooks = Arc::new(Hooks { memory_bytes: Some(1), ..Hooks::default() });
     let engine = Engine::start(hooked_devices(1, &hooks, &pk, &tl), config(LockDesign::Single, 1, 1, 1), &tl).unwrap();
     assert!(engine.notices().is_empty());
+}
+
+#[test]
+fn a_key_or_circuit_that_cannot_fit_a_gpu_is_refused_with_its_plan() {
+    let mut rng = fresh_rng("memory plan");
+    let pk = key(&mut rng);
+    let compiled = circuit(0).compile().expect("compile");
+    // As a 1 GiB GPU: below the plan's 2 GiB headroom, so even a 2^6 key is refused, before
+    // anything is uploaded, with the plan in the message.
+    let small = Hooked::new(&Arc::new(Hooks {
+        memory_bytes: Some(1 << 30),
+        kind: Some(BackendKind::Cuda),
+        ..Hooks::default()
+    }));
+    let prover = Prover::new(&small);
+    for err in [prover.prepare(&pk).err(), prover.prepare_circuit(&compiled).err()] {
+        match err {
+            Some(ProveError::DoesNotFit(e)) => {
+                assert_eq!(e.capacity, 1 << 30);
+                assert!(e.needed < 1 << 20, "a 2^6 key's plan is small: {e}");
+                assert!(e.to_string().contains("G1 bases") && e.to_string().contains("per proof"), "{e}");
+            }
+            Some(other) => panic!("expected DoesNotFit, got {other}"),
+            None => panic!("expected DoesNotFit, the key was prepared"),
+        }
+    }
+    // As an 8 GiB GPU it fits, and proves.
+    let large = Hooked::new(&Arc::new(Hooks {
+        memory_bytes: Some(8 << 30),
+        kind: Some(BackendKind::Cuda),
+        ..Hooks::default()
+    }));
+    let prover = Prover::new(&large);
+    let prepared = prover.prepare(&pk).expect("fits");
+    let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let proof = prover.prove(&prepared, circuit(3), r, s, &Timeline::disabled()).expect("proof");
+    assert!(g16_core::prover::verify(&prepared, &proof, &circuit(3).public_inputs()).unwrap());
 }
 
 // ---------------------------------------------------------------------------------------
