@@ -246,7 +246,7 @@ impl BuiltinCircuit {
                     let c = BuiltinCircuit::new(self.kind, size, 0)
                         .map_err(|e| crate::compiled::CompileError::Inconsistent(e.to_string()))?;
                     let compiled = c.compile()?;
-                    Ok((c.units, compiled.num_variables() as u64, MatrixSize::of(&compiled)))
+                    Ok((c.units, compiled.num_variables() as u64, compiled.matrix_size()))
                 };
                 let (u1, v1, m1) = counted(min)?;
                 let (u2, v2, m2) = counted(min + 1)?;
@@ -406,7 +406,7 @@ mod tests {
             let circuit = BuiltinCircuit::new(kind, size, 0).unwrap();
             let (shape, planned) = circuit.planned_size().unwrap();
             let compiled = circuit.compile().unwrap();
-            let actual = crate::prover::memory::MatrixSize::of(&compiled);
+            let actual = compiled.matrix_size();
             assert_eq!(shape.num_instance, compiled.num_instance(), "{kind}");
             assert_eq!(shape.domain_size, compiled.domain_size(), "{kind}");
             for (what, p, a) in [

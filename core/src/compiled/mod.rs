@@ -20,6 +20,7 @@ use crate::backend::sparse::MatrixError;
 use crate::backend::SparseMatrix;
 use crate::prover::error::ProveError;
 use crate::prover::key::{KeyShape, Qap};
+use crate::prover::memory::MatrixSize;
 use crate::Fr;
 
 pub use arkworks::{compile, witness};
@@ -104,6 +105,17 @@ pub struct CompiledCircuit {
 }
 
 impl CompiledCircuit {
+    /// Its matrices' entries, rows and count: what a device plan counts them by.
+    pub fn matrix_size(&self) -> MatrixSize {
+        let mut size = MatrixSize { entries: 0, rows: 0, matrices: 0 };
+        for m in [Some(&self.a), Some(&self.b), self.c.as_ref()].into_iter().flatten() {
+            size.entries += m.entries() as u64;
+            size.rows += m.rows() as u64;
+            size.matrices += 1;
+        }
+        size
+    }
+
     /// A compiled circuit from its R1CS: `num_instance` instance variables (the constant 1
     /// included) of `a.columns()` variables, A, B and C of one row per constraint. The input
     /// rows of the libsnark reduction are appended to A here.

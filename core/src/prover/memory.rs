@@ -11,7 +11,6 @@
 
 use super::key::{KeyShape, Qap};
 use crate::backend::msm_plan::{Layout, WINDOW_WIDTHS};
-use crate::compiled::CompiledCircuit;
 
 const FR_BYTES: u64 = 32;
 const G1_BYTES: u64 = 96;
@@ -38,26 +37,14 @@ pub struct MemoryItem {
     pub residence: Residence,
 }
 
-/// The size of a compiled circuit's matrices: what their device copy takes (a column index
-/// and a coefficient an entry, a start a row and one more a matrix).
+/// The size of a compiled circuit's matrices (`CompiledCircuit::matrix_size`): what their
+/// device copy takes (a column index and a coefficient an entry, a start a row and one more a
+/// matrix).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatrixSize {
     pub entries: u64,
     pub rows: u64,
     pub matrices: u64,
-}
-
-impl MatrixSize {
-    pub fn of(circuit: &CompiledCircuit) -> MatrixSize {
-        let (a, b, c) = circuit.matrices();
-        let mut size = MatrixSize { entries: 0, rows: 0, matrices: 0 };
-        for m in [Some(a), Some(b), c].into_iter().flatten() {
-            size.entries += m.entries() as u64;
-            size.rows += m.rows() as u64;
-            size.matrices += 1;
-        }
-        size
-    }
 }
 
 /// The device memory of proofs with one key (and, for compiled proofs, its circuit).
@@ -196,7 +183,7 @@ mod tests {
         let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, 10, 0).unwrap().compile().unwrap();
         let shape = synthetic_shape(10);
         let without = MemoryPlan::new(&shape, None);
-        let with = MemoryPlan::new(&shape, Some(MatrixSize::of(&circuit)));
+        let with = MemoryPlan::new(&shape, Some(circuit.matrix_size()));
         let (a, b, c) = circuit.matrices();
         let entries = (a.entries() + b.entries() + c.unwrap().entries()) as u64;
         let rows = (a.rows() + b.rows() + c.unwrap().rows() + 3) as u64;

@@ -3,7 +3,7 @@
 use ark_groth16::PreparedVerifyingKey;
 
 use super::key::{CheckedKey, KeyShape};
-use super::memory::{MatrixSize, MemoryPlan};
+use super::memory::MemoryPlan;
 use super::ProveError;
 use crate::backend::{Backend, BackendId, BackendKind, Element, G1Bases, G2Bases, MatrixBuffer};
 use crate::compiled::{CircuitShape, CompiledCircuit};
@@ -113,7 +113,7 @@ impl PreparedCircuit {
             domain_size: shape.domain_size(),
             qap: shape.qap,
         };
-        check_fits(backend, &MemoryPlan::new(&key_shape, Some(MatrixSize::of(circuit))))?;
+        check_fits(backend, &MemoryPlan::new(&key_shape, Some(circuit.matrix_size())))?;
         let (a, b, c) = circuit.matrices();
         let prepared = PreparedCircuit {
             shape: circuit.shape(),

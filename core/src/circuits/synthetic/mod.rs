@@ -253,7 +253,7 @@ mod tests {
             assert!(written == synthesized, "2^{size}: written and synthesized matrices differ");
             let (variables, counted) = planned_size(circuit_units(size));
             assert_eq!(variables, written.num_variables(), "2^{size}: variables");
-            assert_eq!(counted, crate::prover::memory::MatrixSize::of(&written), "2^{size}: matrix sizes");
+            assert_eq!(counted, written.matrix_size(), "2^{size}: matrix sizes");
         }
     }
 
