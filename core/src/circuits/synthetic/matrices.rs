@@ -63,6 +63,7 @@ fn write_group(g: usize, out: &mut [(Vec<u32>, Vec<Fr>); 3]) {
 /// [`compile`] would build.
 pub(crate) fn planned_size(groups: usize) -> (usize, MatrixSize) {
     let g = groups as u64;
+    // The groups', the last row's (1 + 1 + 2) and A's input rows' (one each).
     let entries = GROUP_ENTRIES.iter().map(|&e| e as u64 * g).sum::<u64>() + 4 + NUM_INSTANCE as u64;
     let constraints = g * GROUP_ROWS as u64 + 1;
     let rows = 3 * constraints + NUM_INSTANCE as u64;
