@@ -30,6 +30,10 @@
 #                 the host's CPUs, both verified by snarkjs (node and snarkjs on PATH)
 #       ntt_stability  the wgpu NTT at 2^22–2^24 in three fresh processes (median, min, max
 #                 of 15 runs each), and CUDA's beside it
+#       twiddles  the wgpu NTT at 2^20–2^24 with its inter-pass twiddles from the half table and
+#                 from the split power table, each also with 128 MiB bindings, CUDA's beside it;
+#                 the large conformance NTTs on wgpu; CUDA's MSM G1 with and without the
+#                 scalars' upload in the timed call (msm-g1, msm-g1-host)
 #       witness   the assignment on the host (the native generator against witness-only
 #                 synthesis) at 2^20–2^22, and whole CUDA proofs from it against their device
 #                 section at 2^20 and 2^22
@@ -277,6 +281,28 @@ ntt_stability() {
     grep -v "^\s*$" | tail -n +2
 }
 
+twiddles() {
+  # Where the wgpu NTT's inter-pass twiddles come from (the half table against the split power
+  # table), and the same with arrays bound 128 MiB at a time, each in a fresh process, with
+  # CUDA's beside them; then the large conformance NTTs on the default, and the CUDA MSM with
+  # and without its scalars' upload in the timed call.
+  local json="$OUT/twiddles.jsonl"
+  for setting in half split "half 128" "split 128"; do
+    set -- $setting
+    echo "== [$SECONDS] wgpu ntt, twiddles $1${2:+, bindings of $2 MiB}"
+    G16_WGPU_NTT_TWIDDLES=$1 G16_WGPU_MAX_BINDING_MIB=${2:-} timeout 120 "$D/g16" bench --backends wgpu --ops ntt \
+      --sizes 20..24 --runs 15 --no-plot --json "$OUT/twiddles-$1${2:+-$2}.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
+  done
+  echo "== [$SECONDS] cuda ntt"
+  timeout 120 "$D/g16" bench --backends cuda --ops ntt --sizes 20..24 --runs 15 --no-plot --json "$OUT/twiddles-cuda.jsonl" 2>&1 |
+    grep -v "^\s*$" | tail -n +2
+  cat "$OUT"/twiddles-*.jsonl >"$json"
+  G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large step 240 ntt-wgpu-large "$D/wgpu_backend" --test-threads=1 --skip u32_path ntt
+  echo "== [$SECONDS] cuda msm-g1 with and without the scalars' upload"
+  timeout 200 "$D/g16" bench --backends cuda --ops msm-g1,msm-g1-host --sizes 22..24 --runs 7 --no-plot \
+    --json "$OUT/msm-host.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
+}
+
 witness() {
   local json="$OUT/witness.jsonl"
   b() { echo "== [$SECONDS] bench $*"; timeout 300 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
@@ -334,7 +360,7 @@ scale() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | witness | first | keygen | scale)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | twiddles | witness | first | keygen | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue

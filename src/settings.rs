@@ -44,6 +44,8 @@ pub const KNOWN: &[&str] = &[
     "G16_WGPU_MSM_TABLE_WINDOW",
     "G16_WGPU_MSM_PRECOMPUTE",
     "G16_WGPU_MSM_PRECOMPUTE_MAX",
+    "G16_WGPU_MAX_BINDING_MIB",
+    "G16_WGPU_NTT_TWIDDLES",
     "G16_REQUIRE_CPU",
     "G16_REQUIRE_CUDA",
     "G16_REQUIRE_WGPU",
@@ -166,7 +168,9 @@ impl Settings {
                         _ => None,
                     })?
                     .unwrap_or(false),
-                max_binding_bytes: None,
+                max_binding_bytes: vars.parse("G16_WGPU_MAX_BINDING_MIB", "a size in MiB, at least 1", |v| {
+                    v.parse::<u64>().ok().filter(|&m| m >= 1).map(|m| m << 20)
+                })?,
                 max_workgroup_bytes: None,
                 pipeline_cache: match vars.flag("G16_NO_PIPELINE_CACHE")? {
                     Some(true) => None,
@@ -178,6 +182,13 @@ impl Settings {
                     "G16_WGPU_MSM_PRECOMPUTE",
                     "G16_WGPU_MSM_PRECOMPUTE_MAX",
                 ])?,
+                ntt_twiddles: vars
+                    .parse("G16_WGPU_NTT_TWIDDLES", "half or split", |v| match v.to_ascii_lowercase().as_str() {
+                        "half" => Some(g16_wgpu::NttTwiddles::Half),
+                        "split" => Some(g16_wgpu::NttTwiddles::Split),
+                        _ => None,
+                    })?
+                    .unwrap_or_default(),
             },
             cache_dir,
         })
@@ -230,6 +241,8 @@ mod tests {
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
             ("G16_WGPU_MSM_PRECOMPUTE", "10"),
             ("G16_WGPU_MSM_PRECOMPUTE_MAX", "20"),
+            ("G16_WGPU_MAX_BINDING_MIB", "128"),
+            ("G16_WGPU_NTT_TWIDDLES", "split"),
         ])
         .unwrap();
         assert_eq!(s.cuda.cache_dir, Some(PathBuf::from("/c/cuda")));
@@ -238,6 +251,8 @@ mod tests {
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
         assert_eq!(s.wgpu.msm, MsmTuning { window: None, table_window: Some(17), tables: Some((10, 20)) });
+        assert_eq!(s.wgpu.max_binding_bytes, Some(128 << 20));
+        assert_eq!(s.wgpu.ntt_twiddles, g16_wgpu::NttTwiddles::Split);
         let off = from(&[("G16_CACHE_DIR", "/c"), ("G16_NO_PIPELINE_CACHE", "1")]).unwrap();
         assert_eq!(off.wgpu.pipeline_cache, None);
     }
@@ -253,6 +268,9 @@ mod tests {
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),
             ("G16_WGPU_ARITH", "u16"),
             ("G16_NO_PIPELINE_CACHE", "please"),
+            ("G16_WGPU_MAX_BINDING_MIB", "0"),
+            ("G16_WGPU_MAX_BINDING_MIB", "1.5"),
+            ("G16_WGPU_NTT_TWIDDLES", "full"),
         ] {
             let err = from(&[(name, value)]).expect_err(name);
             assert_eq!(err.name, name);

@@ -10,8 +10,9 @@
 //!
 //! Coset NTTs multiply input i by g^i in the first pass's load, inverse ones scale output i by
 //! n⁻¹ (times g^(−i) on the coset) in the last pass's store. Each direction has one table per
-//! size, computed once on the host and kept on the device: its n/2 twiddles ω^(±e), then the
-//! short power tables of the scalings ([`DirectionTable`]).
+//! size, computed once on the host and kept on the device ([`DirectionTable`]): the
+//! butterflies' roots, the inter-pass twiddles ω^(±e) (a half table or a split power table:
+//! [`NttTwiddles`]), then the short power tables of the scalings.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,12 +22,12 @@ use rayon::prelude::*;
 
 use g16_core::backend::limbs::{fr_to_words, to_words, FR_WORDS};
 use g16_core::backend::ntt_plan::balanced_passes;
-use g16_core::backend::{check_ntt_len, check_same_len, BackendError, NttKind};
+use g16_core::backend::{check_ntt_len, check_same_len, NttKind};
 use g16_core::Fr;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
 use crate::compile::{Module, NttTile, Pipelines, Res};
-use crate::device::lock;
+use crate::device::{lock, NttTwiddles};
 use crate::error::WgpuError;
 use crate::staging;
 use crate::timing::{Op, Tag, Timing};
@@ -119,14 +120,62 @@ impl PowerTable {
     }
 }
 
-/// One direction's table of a domain of n, on the device: ω^(±e) for e < n/2 (the
-/// butterflies' and the passes' twiddles), then the power tables of the scalings: forward,
-/// the coset shift g^i and snarkjs's ω₂ₙ^i; inverse, n⁻¹·g^(−i).
+/// Where the inter-pass twiddles ω^(±e), e < n, lie in a direction's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Twiddles {
+    /// ω^(±e) for e < n/2, from this offset (the kernel negates the upper half).
+    Half(u32),
+    /// A power table of ω^(±1).
+    Split(PowerTable),
+}
+
+/// What a direction's table of a domain of n holds, and where (offsets in Fr elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TableLayout {
+    /// ω_(2^roots_log)^(±j) for j < 2^(roots_log − 1), from offset 0.
+    roots_log: u32,
+    twiddles: Twiddles,
+    /// The coset shift's power table: forward g^i, inverse n⁻¹·g^(−i).
+    coset: PowerTable,
+    /// Forward, snarkjs's ω₂ₙ^i; inverse, a copy of `coset`.
+    odd_coset: PowerTable,
+}
+
+/// One direction's table of a domain of 2^log, for passes of at most `roots_log` stages, on
+/// the host: the layout, and the elements.
+fn direction_table(log: u32, inverse: bool, roots_log: u32, twiddles: NttTwiddles) -> (TableLayout, Vec<Fr>) {
+    let n = 1usize << log;
+    let invert = |x: Fr| if inverse { x.inverse().unwrap_or(Fr::ONE) } else { x };
+    // Fr's two-adicity (32) exceeds every domain here, so these roots exist.
+    let root = |order: u64| invert(Fr::get_root_of_unity(order).unwrap_or(Fr::ONE));
+    let omega = root(n as u64);
+    let roots_len = (1usize << roots_log) / 2;
+    let (lo_len, hi_len) = PowerTable::lens(n);
+    let mut host = Vec::with_capacity(roots_len + n / 2 + 3 * (lo_len + hi_len));
+    host.extend(powers(root(1 << roots_log), Fr::ONE, roots_len));
+    let twiddles = if twiddles.split_at(log) {
+        Twiddles::Split(PowerTable::append(&mut host, omega, Fr::ONE, n))
+    } else {
+        let at = host.len() as u32;
+        host.extend(powers(omega, Fr::ONE, n / 2));
+        Twiddles::Half(at)
+    };
+    let g = invert(Fr::GENERATOR);
+    let (coset, odd_coset) = if inverse {
+        let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
+        let coset = PowerTable::append(&mut host, g, n_inv, n);
+        (coset, coset)
+    } else {
+        let coset = PowerTable::append(&mut host, g, Fr::ONE, n);
+        (coset, PowerTable::append(&mut host, root(2 * n as u64), Fr::ONE, n))
+    };
+    (TableLayout { roots_log, twiddles, coset, odd_coset }, host)
+}
+
+/// One direction's table of a domain of n, on the device.
 struct DirectionTable {
     table: Chunked,
-    coset: PowerTable,
-    /// Forward only (the inverse table's copy of `coset`).
-    odd_coset: PowerTable,
+    layout: TableLayout,
 }
 
 /// How a pass scales what it loads or stores (the kernel's `load_mode`, `store_mode`).
@@ -157,10 +206,14 @@ impl Scaling {
 }
 
 /// The pass kernel's uniform (`Params` in shaders/ntt/ntt.wgsl).
-fn pass_params(log_n: u32, pass: &PassLaunch, load: Scaling, store: Scaling) -> Vec<u32> {
+fn pass_params(log_n: u32, pass: &PassLaunch, layout: &TableLayout, load: Scaling, store: Scaling) -> Vec<u32> {
     let (l, s) = (load.table(), store.table());
-    let mut p =
-        vec![log_n, pass.s0, pass.k, pass.log_cols, pass.stride, load.mode(), store.mode(), 0, l.hi, l.lo, s.hi, s.lo];
+    let (twiddle_mode, twiddle_hi, twiddle_lo) = match layout.twiddles {
+        Twiddles::Half(at) => (0, 0, at),
+        Twiddles::Split(t) => (1, t.hi, t.lo),
+    };
+    let mut p = vec![log_n, pass.s0, pass.k, pass.log_cols, pass.stride, load.mode(), store.mode()];
+    p.extend([0, layout.roots_log, twiddle_mode, twiddle_hi, twiddle_lo, l.hi, l.lo, s.hi, s.lo]);
     let mut scale = [0u32; FR_WORDS];
     if let Scaling::Constant(c) = store {
         fr_to_words(&c, &mut scale);
@@ -182,13 +235,14 @@ pub(crate) struct Ntt {
     mem: Arc<Memory>,
     pipelines: Arc<Pipelines>,
     timing: Arc<Timing>,
+    twiddles: NttTwiddles,
     tables: Mutex<HashMap<(u32, bool), Arc<DirectionTable>>>,
     scratch: Mutex<HashMap<usize, Vec<Chunked>>>,
 }
 
 impl Ntt {
-    pub(crate) fn new(mem: Arc<Memory>, pipelines: Arc<Pipelines>, timing: Arc<Timing>) -> Ntt {
-        Ntt { mem, pipelines, timing, tables: Mutex::default(), scratch: Mutex::default() }
+    pub(crate) fn new(mem: Arc<Memory>, pipelines: Arc<Pipelines>, timing: Arc<Timing>, twiddles: NttTwiddles) -> Ntt {
+        Ntt { mem, pipelines, timing, twiddles, tables: Mutex::default(), scratch: Mutex::default() }
     }
 
     /// The largest NTT: Fr's two-adicity, the split bindings, and 32-bit thread indices.
@@ -197,32 +251,16 @@ impl Ntt {
         Fr::TWO_ADICITY.min(by_memory).min(31)
     }
 
-    /// The table of direction `inverse` for a domain of 2^log.
-    fn table(&self, log: u32, inverse: bool) -> Result<Arc<DirectionTable>, WgpuError> {
+    /// The table of direction `inverse` for a domain of 2^log, for passes of at most
+    /// `roots_log` stages (fixed by the device's tile, so one table a size and direction).
+    fn table(&self, log: u32, inverse: bool, roots_log: u32) -> Result<Arc<DirectionTable>, WgpuError> {
         if let Some(t) = lock(&self.tables).get(&(log, inverse)) {
             return Ok(t.clone());
         }
-        let n = 1usize << log;
-        let omega =
-            Fr::get_root_of_unity(n as u64).ok_or(BackendError::NttSize { len: n, max_log2: self.max_log2() })?;
-        let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
-        let g = Fr::GENERATOR;
-        let (lo_len, hi_len) = PowerTable::lens(n);
-        let mut host = Vec::with_capacity(n / 2 + 2 * (lo_len + hi_len));
-        let (coset, odd_coset) = if inverse {
-            host.extend(powers(omega.inverse().unwrap_or(Fr::ONE), Fr::ONE, n / 2));
-            let coset = PowerTable::append(&mut host, g.inverse().unwrap_or(Fr::ONE), n_inv, n);
-            (coset, coset)
-        } else {
-            host.extend(powers(omega, Fr::ONE, n / 2));
-            let coset = PowerTable::append(&mut host, g, Fr::ONE, n);
-            // Fr's two-adicity (32) exceeds the largest NTT, so a 2n-th root exists.
-            let omega_2n = Fr::get_root_of_unity(2 * n as u64).unwrap_or(Fr::ONE);
-            (coset, PowerTable::append(&mut host, omega_2n, Fr::ONE, n))
-        };
+        let (layout, host) = direction_table(log, inverse, roots_log, self.twiddles);
         let table = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
         staging::write(self.mem.device(), &table, &to_words(&host, FR_WORDS, fr_to_words))?;
-        let table = Arc::new(DirectionTable { table, coset, odd_coset });
+        let table = Arc::new(DirectionTable { table, layout });
         lock(&self.tables).insert((log, inverse), table.clone());
         Ok(table)
     }
@@ -244,23 +282,25 @@ impl Ntt {
         check_ntt_len(n, self.max_log2())?;
         let dev = self.mem.device();
         let log = n.trailing_zeros();
-        let table = self.table(log, kind.is_inverse())?;
+        let launches = plan_launches(log, NttTile::of(dev)?);
+        let roots_log = launches.iter().map(|l| l.k).max().unwrap_or(0);
+        let table = self.table(log, kind.is_inverse(), roots_log)?;
+        let layout = &table.layout;
         let (load, store) = match kind {
             NttKind::Forward => (Scaling::None, Scaling::None),
             NttKind::Inverse => (Scaling::None, Scaling::Constant(Fr::from(n as u64).inverse().unwrap_or(Fr::ONE))),
-            NttKind::CosetForward => (Scaling::Powers(table.coset), Scaling::None),
-            NttKind::OddCosetForward => (Scaling::Powers(table.odd_coset), Scaling::None),
-            NttKind::CosetInverse => (Scaling::None, Scaling::Powers(table.coset)),
+            NttKind::CosetForward => (Scaling::Powers(layout.coset), Scaling::None),
+            NttKind::OddCosetForward => (Scaling::Powers(layout.odd_coset), Scaling::None),
+            NttKind::CosetInverse => (Scaling::None, Scaling::Powers(layout.coset)),
         };
         let kernel = self.pipelines.kernel(Module::Ntt, "ntt_pass")?;
-        let launches = plan_launches(log, NttTile::of(dev)?);
         let scratch = self.take_scratch(n)?;
         let mut groups = Vec::with_capacity(launches.len());
         for (i, pass) in launches.iter().enumerate() {
             let (src, dst) = if i % 2 == 0 { (&buf.0, &scratch) } else { (&scratch, &buf.0) };
             let load = if i == 0 { load } else { Scaling::None };
             let store = if i + 1 == launches.len() { store } else { Scaling::None };
-            let params = pass_params(log, pass, load, store);
+            let params = pass_params(log, pass, layout, load, store);
             let group = kernel.bind(dev, &params, &[Res::Split(src), Res::Split(dst), Res::Split(&table.table)])?;
             groups.push((group, u64::from(pass.workgroups)));
         }

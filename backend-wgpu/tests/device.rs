@@ -16,7 +16,9 @@ use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, Scalar
 use g16_core::conformance::open_or_skip;
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
-use g16_wgpu::{plan_passes, Arith, Elem, G1Buffer, G2Buffer, Module, NttTile, WgpuBackend, WgpuOptions, SPLIT_SLOTS};
+use g16_wgpu::{
+    plan_passes, Arith, Elem, G1Buffer, G2Buffer, Module, NttTile, NttTwiddles, WgpuBackend, WgpuOptions, SPLIT_SLOTS,
+};
 use rand_chacha::ChaCha20Rng;
 
 fn open(options: WgpuOptions) -> Option<WgpuBackend> {
@@ -204,8 +206,10 @@ fn ntt_passes_match_the_cpu_at_every_size_to_2_20() {
 
 #[test]
 fn ntt_on_webgpu_default_workgroup_storage() {
-    // 16 KiB, WebGPU's default: a tile of 512 and no room for padding; every kind.
-    let options = WgpuOptions { max_workgroup_bytes: Some(16 << 10), ..Default::default() };
+    // 16 KiB, WebGPU's default: a tile of 512 and no room for padding; every kind, with the
+    // inter-pass twiddles from the half table.
+    let options =
+        WgpuOptions { max_workgroup_bytes: Some(16 << 10), ntt_twiddles: NttTwiddles::Half, ..Default::default() };
     let Some(b) = open(options) else { return };
     let tile = NttTile::of(b.device()).unwrap();
     assert_eq!((tile.log, tile.shared), (9, 512));
@@ -217,9 +221,15 @@ fn ntt_on_webgpu_default_workgroup_storage() {
 fn ntt_on_small_tiles_with_many_passes() {
     // Tiles of 128 (5 KiB: passes of at most 6 stages, padded where a pass has 4 columns or
     // more) and of 4 (128 B: one stage a pass, radix 2 alone), so pass counts of both parities
-    // and odd stage counts, with every kind, on both arithmetic paths.
+    // and odd stage counts, with every kind, on both arithmetic paths; the inter-pass twiddles
+    // from the split power table (which the device's own tile reads only from 2^23).
     for (bytes, force_u32, logs) in [(5u32 << 10, false, vec![7, 8, 12, 13, 15]), (128, true, vec![1, 2, 3, 6, 7])] {
-        let options = WgpuOptions { max_workgroup_bytes: Some(bytes), force_u32, ..Default::default() };
+        let options = WgpuOptions {
+            max_workgroup_bytes: Some(bytes),
+            force_u32,
+            ntt_twiddles: NttTwiddles::Split,
+            ..Default::default()
+        };
         let Some(b) = open(options) else { return };
         let mut rng = test_rng("ntt_on_small_tiles_with_many_passes");
         assert_ntts_agree(&b, &logs, &ALL_KINDS, &mut rng);

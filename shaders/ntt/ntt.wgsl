@@ -7,9 +7,14 @@
 // from a pass that starts after stage s0, the array is a grid: index = hi·2^(s0+k) + p·2^s0 +
 // lo, and the pass transforms every column (hi, lo) of 2^k rows p on its own: an inter-pass
 // twiddle ω_(2^(s0+k))^(lo·bitrev_k(p)) on load, then a 2^k-point DIT whose twiddles are roots
-// of order ≤ 2^k. Every twiddle comes from the domain's table `tw`: tw[e] = ω^e for e < n/2
-// (ω^(e+n/2) = −ω^e), and a root ω_(2^(q+1))^j = tw[j·n/2^(q+1)]; a pass touches at most
-// 2^(k−1) distinct roots, which stay in cache.
+// of order ≤ 2^k. Both come from the domain's table `tw`, which holds:
+// - the roots, ω_(2^K)^j for j < 2^(K−1), K the plan's largest pass (≤ 10): a root
+//   ω_(2^(q+1))^j is roots[j·2^(K−1−q)], so the butterflies read at most 2^(K−1) adjacent
+//   entries (16 KiB);
+// - the inter-pass twiddles ω^e, e < n, either as the half table (ω^e for e < n/2; ω^(e+n/2) =
+//   −ω^e: one read, but a pass gathers its 2^16 distinct twiddles from all n/2·32 bytes of it)
+//   or as a power table split in two (ω^e = hi[e >> 12]·lo[e mod 2^12]: one product more, and
+//   every read lands in 32·(2^12 + n/2^12) bytes). Which one the host picks: `twiddle_mode`.
 //
 // A workgroup holds `cols` = 2^log_cols adjacent columns (a tile of 2^(k+log_cols) elements),
 // loaded and stored a row at a time so that the columns' elements, adjacent in memory, move
@@ -48,7 +53,14 @@ struct Params {
     stride: u32,
     load_mode: u32,
     store_mode: u32,
-    pad: u32,
+    // The roots: their offset in `tw`, and K.
+    roots: u32,
+    roots_log: u32,
+    // The inter-pass twiddles: 0, the half table at `twiddle_lo`; 1, the split power table
+    // whose parts start at `twiddle_hi` and `twiddle_lo`.
+    twiddle_mode: u32,
+    twiddle_hi: u32,
+    twiddle_lo: u32,
     // Offsets in `tw` of the power tables' high and low parts, on load and on store.
     load_hi: u32,
     load_lo: u32,
@@ -93,23 +105,26 @@ fn bit_reverse(x: u32, bits: u32) -> u32 {
     return reverseBits(x) >> (32u - bits);
 }
 
-// ω^e for e < n, from the half table (ω^(e+n/2) = −ω^e).
+// Entry i of the power table whose parts start at tw[hi] and tw[lo].
+fn split_power(hi: u32, lo: u32, i: u32) -> fr {
+    return fr_mul(tw_load(hi + (i >> NTT_SPLIT)), tw_load(lo + (i & ((1u << NTT_SPLIT) - 1u))));
+}
+
+// ω^e for e < n: an inter-pass twiddle.
 fn twiddle(e: u32) -> fr {
+    if (params.twiddle_mode == 1u) {
+        return split_power(params.twiddle_hi, params.twiddle_lo, e);
+    }
     let half = 1u << (params.log_n - 1u);
     if (e < half) {
-        return tw_load(e);
+        return tw_load(params.twiddle_lo + e);
     }
-    return fr_neg(tw_load(e - half));
+    return fr_neg(tw_load(params.twiddle_lo + e - half));
 }
 
 // ω_(2^(q+1))^j for j < 2^q: a root of the butterflies of stage q (counted within the pass).
 fn root(j: u32, q: u32) -> fr {
-    return tw_load(j << (params.log_n - 1u - q));
-}
-
-// Entry i of the power table whose parts start at tw[hi] and tw[lo].
-fn split_power(hi: u32, lo: u32, i: u32) -> fr {
-    return fr_mul(tw_load(hi + (i >> NTT_SPLIT)), tw_load(lo + (i & ((1u << NTT_SPLIT) - 1u))));
+    return tw_load(params.roots + (j << (params.roots_log - 1u - q)));
 }
 
 // (u + v, u − v): a butterfly whose twiddle the caller has applied to v.
