@@ -34,6 +34,8 @@
 #                 from the split power table, each also with 128 MiB bindings, CUDA's beside it;
 #                 the large conformance NTTs on wgpu; CUDA's MSM G1 with and without the
 #                 scalars' upload in the timed call (msm-g1, msm-g1-host)
+#       cliff     the wgpu NTT at 2^22–2^24, each size alone in a fresh process and all in one,
+#                 with wgpu's large and small memory blocks, for both twiddle sources
 #       witness   the assignment on the host (the native generator against witness-only
 #                 synthesis) at 2^20–2^22, and whole CUDA proofs from it against their device
 #                 section at 2^20 and 2^22
@@ -303,6 +305,25 @@ twiddles() {
     --json "$OUT/msm-host.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
 }
 
+cliff() {
+  # The wgpu NTT's step between fast and slow sizes: each size alone in a fresh process (so
+  # nothing earlier is allocated), against all sizes in one, with wgpu's large and small memory
+  # blocks, for both twiddle sources.
+  local tw size blocks
+  for tw in split half; do
+    for size in 22 23 24; do
+      echo "== [$SECONDS] wgpu ntt 2^$size alone, twiddles $tw"
+      G16_WGPU_NTT_TWIDDLES=$tw timeout 60 "$D/g16" bench --backends wgpu --ops ntt --sizes "$size" --runs 15 \
+        --no-plot --json "$OUT/cliff-alone-$tw.jsonl" 2>&1 | grep "device ms"
+    done
+    for blocks in small large; do
+      echo "== [$SECONDS] wgpu ntt 2^20..24 in one process, twiddles $tw, $blocks memory blocks"
+      G16_WGPU_NTT_TWIDDLES=$tw G16_WGPU_MEMORY_BLOCKS=$blocks timeout 90 "$D/g16" bench --backends wgpu --ops ntt \
+        --sizes 20..24 --runs 15 --no-plot --json "$OUT/cliff-$blocks-$tw.jsonl" 2>&1 | grep "device ms"
+    done
+  done
+}
+
 witness() {
   local json="$OUT/witness.jsonl"
   b() { echo "== [$SECONDS] bench $*"; timeout 300 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
@@ -360,7 +381,7 @@ scale() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | twiddles | witness | first | keygen | scale)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | twiddles | cliff | witness | first | keygen | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue

@@ -46,6 +46,7 @@ pub const KNOWN: &[&str] = &[
     "G16_WGPU_MSM_PRECOMPUTE_MAX",
     "G16_WGPU_MAX_BINDING_MIB",
     "G16_WGPU_NTT_TWIDDLES",
+    "G16_WGPU_MEMORY_BLOCKS",
     "G16_REQUIRE_CPU",
     "G16_REQUIRE_CUDA",
     "G16_REQUIRE_WGPU",
@@ -189,6 +190,13 @@ impl Settings {
                         _ => None,
                     })?
                     .unwrap_or_default(),
+                memory_blocks: vars
+                    .parse("G16_WGPU_MEMORY_BLOCKS", "large or small", |v| match v.to_ascii_lowercase().as_str() {
+                        "large" => Some(g16_wgpu::MemoryBlocks::Large),
+                        "small" => Some(g16_wgpu::MemoryBlocks::Small),
+                        _ => None,
+                    })?
+                    .unwrap_or_default(),
             },
             cache_dir,
         })
@@ -243,6 +251,7 @@ mod tests {
             ("G16_WGPU_MSM_PRECOMPUTE_MAX", "20"),
             ("G16_WGPU_MAX_BINDING_MIB", "128"),
             ("G16_WGPU_NTT_TWIDDLES", "split"),
+            ("G16_WGPU_MEMORY_BLOCKS", "small"),
         ])
         .unwrap();
         assert_eq!(s.cuda.cache_dir, Some(PathBuf::from("/c/cuda")));
@@ -253,6 +262,7 @@ mod tests {
         assert_eq!(s.wgpu.msm, MsmTuning { window: None, table_window: Some(17), tables: Some((10, 20)) });
         assert_eq!(s.wgpu.max_binding_bytes, Some(128 << 20));
         assert_eq!(s.wgpu.ntt_twiddles, g16_wgpu::NttTwiddles::Split);
+        assert_eq!(s.wgpu.memory_blocks, g16_wgpu::MemoryBlocks::Small);
         let off = from(&[("G16_CACHE_DIR", "/c"), ("G16_NO_PIPELINE_CACHE", "1")]).unwrap();
         assert_eq!(off.wgpu.pipeline_cache, None);
     }
@@ -271,6 +281,7 @@ mod tests {
             ("G16_WGPU_MAX_BINDING_MIB", "0"),
             ("G16_WGPU_MAX_BINDING_MIB", "1.5"),
             ("G16_WGPU_NTT_TWIDDLES", "full"),
+            ("G16_WGPU_MEMORY_BLOCKS", "huge"),
         ] {
             let err = from(&[(name, value)]).expect_err(name);
             assert_eq!(err.name, name);

@@ -36,6 +36,20 @@ pub struct WgpuOptions {
     pub msm: MsmTuning,
     /// Where the NTT's passes read their inter-pass twiddles.
     pub ntt_twiddles: NttTwiddles,
+    /// How wgpu sizes the device memory blocks it places buffers in.
+    pub memory_blocks: MemoryBlocks,
+}
+
+/// How wgpu sizes the device memory blocks (VkDeviceMemory) it places buffers in: a buffer
+/// larger than a block gets a block of its own, smaller ones share blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemoryBlocks {
+    /// wgpu's `MemoryHints::Performance`: blocks of 128 MiB, then 256 MiB.
+    #[default]
+    Large,
+    /// wgpu's `MemoryHints::MemoryUsage`: blocks of 8 to 64 MiB, so every array of 2^21
+    /// field elements or more has its own.
+    Small,
 }
 
 /// Where the NTT's passes read their inter-pass twiddles ω^e, e < n (shaders/ntt/ntt.wgsl):
@@ -237,7 +251,10 @@ impl WgpuDevice {
             label: Some("g16"),
             required_features: features,
             required_limits: limits.clone(),
-            memory_hints: wgpu::MemoryHints::Performance,
+            memory_hints: match options.memory_blocks {
+                MemoryBlocks::Large => wgpu::MemoryHints::Performance,
+                MemoryBlocks::Small => wgpu::MemoryHints::MemoryUsage,
+            },
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
