@@ -35,7 +35,8 @@
 #                 the large conformance NTTs on wgpu; CUDA's MSM G1 with and without the
 #                 scalars' upload in the timed call (msm-g1, msm-g1-host)
 #       cliff     the wgpu NTT at 2^22–2^24, each size alone in a fresh process and all in one,
-#                 with wgpu's large and small memory blocks, for both twiddle sources
+#                 with wgpu's large and small memory blocks, for both twiddle sources; and
+#                 with passes of at most 7 and 6 stages
 #       witness   the assignment on the host (the native generator against witness-only
 #                 synthesis) at 2^20–2^22, and whole CUDA proofs from it against their device
 #                 section at 2^20 and 2^22
@@ -321,6 +322,11 @@ cliff() {
       G16_WGPU_NTT_TWIDDLES=$tw G16_WGPU_MEMORY_BLOCKS=$blocks timeout 90 "$D/g16" bench --backends wgpu --ops ntt \
         --sizes 20..24 --runs 15 --no-plot --json "$OUT/cliff-$blocks-$tw.jsonl" 2>&1 | grep "device ms"
     done
+  done
+  for stages in 7 6; do
+    echo "== [$SECONDS] wgpu ntt 2^20..24 in one process, passes of at most $stages stages, twiddles split"
+    G16_WGPU_NTT_TWIDDLES=split G16_WGPU_NTT_MAX_STAGES=$stages timeout 90 "$D/g16" bench --backends wgpu --ops ntt \
+      --sizes 20..24 --runs 15 --no-plot --json "$OUT/cliff-stages.jsonl" 2>&1 | grep "device ms"
   done
 }
 

@@ -47,6 +47,7 @@ pub const KNOWN: &[&str] = &[
     "G16_WGPU_MAX_BINDING_MIB",
     "G16_WGPU_NTT_TWIDDLES",
     "G16_WGPU_MEMORY_BLOCKS",
+    "G16_WGPU_NTT_MAX_STAGES",
     "G16_REQUIRE_CPU",
     "G16_REQUIRE_CUDA",
     "G16_REQUIRE_WGPU",
@@ -190,6 +191,9 @@ impl Settings {
                         _ => None,
                     })?
                     .unwrap_or_default(),
+                ntt_max_pass_stages: vars.parse("G16_WGPU_NTT_MAX_STAGES", "a stage count, 1 to 8", |v| {
+                    v.parse().ok().filter(|s: &u32| (1..=8).contains(s))
+                })?,
                 memory_blocks: vars
                     .parse("G16_WGPU_MEMORY_BLOCKS", "large or small", |v| match v.to_ascii_lowercase().as_str() {
                         "large" => Some(g16_wgpu::MemoryBlocks::Large),
@@ -252,6 +256,7 @@ mod tests {
             ("G16_WGPU_MAX_BINDING_MIB", "128"),
             ("G16_WGPU_NTT_TWIDDLES", "split"),
             ("G16_WGPU_MEMORY_BLOCKS", "small"),
+            ("G16_WGPU_NTT_MAX_STAGES", "6"),
         ])
         .unwrap();
         assert_eq!(s.cuda.cache_dir, Some(PathBuf::from("/c/cuda")));
@@ -263,6 +268,7 @@ mod tests {
         assert_eq!(s.wgpu.max_binding_bytes, Some(128 << 20));
         assert_eq!(s.wgpu.ntt_twiddles, g16_wgpu::NttTwiddles::Split);
         assert_eq!(s.wgpu.memory_blocks, g16_wgpu::MemoryBlocks::Small);
+        assert_eq!(s.wgpu.ntt_max_pass_stages, Some(6));
         let off = from(&[("G16_CACHE_DIR", "/c"), ("G16_NO_PIPELINE_CACHE", "1")]).unwrap();
         assert_eq!(off.wgpu.pipeline_cache, None);
     }
@@ -282,6 +288,7 @@ mod tests {
             ("G16_WGPU_MAX_BINDING_MIB", "1.5"),
             ("G16_WGPU_NTT_TWIDDLES", "full"),
             ("G16_WGPU_MEMORY_BLOCKS", "huge"),
+            ("G16_WGPU_NTT_MAX_STAGES", "9"),
         ] {
             let err = from(&[(name, value)]).expect_err(name);
             assert_eq!(err.name, name);

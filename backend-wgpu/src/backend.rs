@@ -47,7 +47,8 @@ impl Gpu {
         let mem = Arc::new(Memory::new(dev.clone()));
         let pipelines = Arc::new(Pipelines::new(dev.clone(), options.pipeline_cache.as_deref()));
         let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
-        let ntt = Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_twiddles);
+        let ntt =
+            Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_twiddles, options.ntt_max_pass_stages);
         let programs = Arc::new(CurvePrograms::default());
         let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), programs.clone(), options.msm);
         let fixed_base = FixedBase::new(mem.clone(), pipelines.clone(), timing.clone(), programs);

@@ -38,6 +38,8 @@ pub struct WgpuOptions {
     pub ntt_twiddles: NttTwiddles,
     /// How wgpu sizes the device memory blocks it places buffers in.
     pub memory_blocks: MemoryBlocks,
+    /// Most stages an NTT pass runs when an NTT takes several (at most 8, the default).
+    pub ntt_max_pass_stages: Option<u32>,
 }
 
 /// How wgpu sizes the device memory blocks (VkDeviceMemory) it places buffers in: a buffer

@@ -33,7 +33,7 @@ use crate::staging;
 use crate::timing::{Op, Tag, Timing};
 
 /// Most stages a pass runs when an NTT takes several: three passes reach 2^24, as on CUDA.
-const MAX_PASS_STAGES: u32 = 8;
+pub const MAX_PASS_STAGES: u32 = 8;
 
 /// The split of the power tables: power(i) = hi[i >> SPLIT]·lo[i mod 2^SPLIT] (`NTT_SPLIT`
 /// in shaders/ntt/ntt.wgsl).
@@ -46,7 +46,12 @@ const SPLIT: u32 = 12;
 /// reads and writes move at least 64 adjacent bytes; with WebGPU's 16 KiB (a tile of 512) that
 /// still reaches 2^24 in three passes, where four columns would take four.
 pub fn plan_passes(log_n: u32, tile_log: u32) -> Vec<u32> {
-    balanced_passes(log_n, tile_log, MAX_PASS_STAGES.min(tile_log.saturating_sub(1)))
+    plan_passes_of_at_most(log_n, tile_log, MAX_PASS_STAGES)
+}
+
+/// As [`plan_passes`], with passes of at most `max_stages` (≤ 8) when there are several.
+fn plan_passes_of_at_most(log_n: u32, tile_log: u32, max_stages: u32) -> Vec<u32> {
+    balanced_passes(log_n, tile_log, max_stages.min(MAX_PASS_STAGES).min(tile_log.saturating_sub(1)).max(1))
 }
 
 /// One dispatch of the pass kernel: stages s0+1 … s0+k, tiles of 2^log_cols columns whose rows
@@ -63,9 +68,9 @@ struct PassLaunch {
 /// The dispatches of an NTT of 2^log_n on `tile`: as many columns a tile as it holds and as
 /// the pass has (first pass: 2^(L−k) groups; later ones: 2^s0 columns a group), and a pad
 /// element a row where the workgroup array has room for it.
-fn plan_launches(log_n: u32, tile: NttTile) -> Vec<PassLaunch> {
+fn plan_launches(log_n: u32, tile: NttTile, max_stages: u32) -> Vec<PassLaunch> {
     let mut s0 = 0;
-    plan_passes(log_n, tile.log)
+    plan_passes_of_at_most(log_n, tile.log, max_stages)
         .into_iter()
         .map(|k| {
             let log_cols = (tile.log - k).min(if s0 == 0 { log_n - k } else { s0 });
@@ -236,13 +241,21 @@ pub(crate) struct Ntt {
     pipelines: Arc<Pipelines>,
     timing: Arc<Timing>,
     twiddles: NttTwiddles,
+    max_stages: u32,
     tables: Mutex<HashMap<(u32, bool), Arc<DirectionTable>>>,
     scratch: Mutex<HashMap<usize, Vec<Chunked>>>,
 }
 
 impl Ntt {
-    pub(crate) fn new(mem: Arc<Memory>, pipelines: Arc<Pipelines>, timing: Arc<Timing>, twiddles: NttTwiddles) -> Ntt {
-        Ntt { mem, pipelines, timing, twiddles, tables: Mutex::default(), scratch: Mutex::default() }
+    pub(crate) fn new(
+        mem: Arc<Memory>,
+        pipelines: Arc<Pipelines>,
+        timing: Arc<Timing>,
+        twiddles: NttTwiddles,
+        max_stages: Option<u32>,
+    ) -> Ntt {
+        let max_stages = max_stages.unwrap_or(MAX_PASS_STAGES);
+        Ntt { mem, pipelines, timing, twiddles, max_stages, tables: Mutex::default(), scratch: Mutex::default() }
     }
 
     /// The largest NTT: Fr's two-adicity, the split bindings, and 32-bit thread indices.
@@ -282,7 +295,7 @@ impl Ntt {
         check_ntt_len(n, self.max_log2())?;
         let dev = self.mem.device();
         let log = n.trailing_zeros();
-        let launches = plan_launches(log, NttTile::of(dev)?);
+        let launches = plan_launches(log, NttTile::of(dev)?, self.max_stages);
         let roots_log = launches.iter().map(|l| l.k).max().unwrap_or(0);
         let table = self.table(log, kind.is_inverse(), roots_log)?;
         let layout = &table.layout;

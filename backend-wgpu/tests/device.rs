@@ -218,6 +218,16 @@ fn ntt_on_webgpu_default_workgroup_storage() {
 }
 
 #[test]
+fn ntt_with_passes_held_to_fewer_stages() {
+    // The device's own tile with passes of at most 3 stages (`ntt_max_pass_stages`): 2^12 in
+    // four passes, 2^16 in six.
+    let options = WgpuOptions { ntt_max_pass_stages: Some(3), ..Default::default() };
+    let Some(b) = open(options) else { return };
+    let mut rng = test_rng("ntt_with_passes_held_to_fewer_stages");
+    assert_ntts_agree(&b, &[11, 12, 16], &[NttKind::Forward, NttKind::CosetInverse], &mut rng);
+}
+
+#[test]
 fn ntt_on_small_tiles_with_many_passes() {
     // Tiles of 128 (5 KiB: passes of at most 6 stages, padded where a pass has 4 columns or
     // more) and of 4 (128 B: one stage a pass, radix 2 alone), so pass counts of both parities

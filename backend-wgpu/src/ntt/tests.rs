@@ -44,13 +44,19 @@ fn plans_at_the_sizes_that_matter() {
     assert_eq!(plan_passes(10, 9), vec![5, 5]);
     // A tile of 4: a stage a pass past it.
     assert_eq!(plan_passes(3, 2), vec![1, 1, 1]);
+    // Passes held to fewer stages.
+    assert_eq!(plan_passes_of_at_most(24, 10, 6), vec![6, 6, 6, 6]);
+    assert_eq!(plan_passes_of_at_most(22, 10, 7), vec![6, 6, 5, 5]);
+    assert_eq!(plan_passes_of_at_most(10, 10, 6), vec![10]);
+    assert_eq!(plan_passes_of_at_most(5, 10, 0), vec![5]);
+    assert_eq!(plan_passes_of_at_most(12, 10, 0), vec![1; 12]);
 }
 
 #[test]
 fn launches_tile_the_array_and_fit_the_workgroup_array() {
     for tile in tiles() {
         for log_n in 1..=31 {
-            let launches = plan_launches(log_n, tile);
+            let launches = plan_launches(log_n, tile, MAX_PASS_STAGES);
             let mut s0 = 0;
             for (i, l) in launches.iter().enumerate() {
                 let what = format!("2^{log_n} on {tile:?}, pass {i}: {l:?}");
@@ -79,10 +85,10 @@ fn launches_tile_the_array_and_fit_the_workgroup_array() {
 #[test]
 fn padding_where_the_workgroup_array_has_room() {
     let nvidia = NttTile::new(48 << 10, 1024).unwrap();
-    let launches = plan_launches(24, nvidia);
+    let launches = plan_launches(24, nvidia, MAX_PASS_STAGES);
     assert!(launches.iter().all(|l| l.log_cols == 2 && l.stride == 5 && l.workgroups == 1 << 14), "{launches:?}");
     let webgpu = NttTile::new(16 << 10, 256).unwrap();
-    let launches = plan_launches(24, webgpu);
+    let launches = plan_launches(24, webgpu, MAX_PASS_STAGES);
     assert!(launches.iter().all(|l| l.log_cols == 1 && l.stride == 2 && l.workgroups == 1 << 15), "{launches:?}");
 }
 
