@@ -37,6 +37,8 @@
 #       cliff     the wgpu NTT at 2^22–2^24, each size alone in a fresh process and all in one,
 #                 with wgpu's large and small memory blocks, for both twiddle sources; and
 #                 with passes of at most 7 and 6 stages
+#       pcie      the GPU's PCIe traffic and memory in use (nvidia-smi dmon) while the wgpu NTT runs
+#                 at 2^22 and 2^24, and CUDA's at 2^24
 #       witness   the assignment on the host (the native generator against witness-only
 #                 synthesis) at 2^20–2^22, and whole CUDA proofs from it against their device
 #                 section at 2^20 and 2^22
@@ -330,6 +332,23 @@ cliff() {
   done
 }
 
+pcie() {
+  # Where a slow wgpu NTT's bytes go: the GPU's PCIe traffic and memory in use (nvidia-smi,
+  # once a second) while the NTT runs at 2^22 alone (fast), at 2^24 (slow), and CUDA's beside.
+  local size backend
+  for run in "wgpu 22" "wgpu 24" "cuda 24"; do
+    set -- $run
+    echo "== [$SECONDS] $1 ntt 2^$2, 150 runs, with nvidia-smi dmon"
+    nvidia-smi dmon -s tm -d 1 >"$OUT/pcie-$1-$2.txt" 2>&1 &
+    local mon=$!
+    sleep 2
+    timeout 90 "$D/g16" bench --backends "$1" --ops ntt --sizes "$2" --runs 150 --no-plot 2>&1 | grep "device ms"
+    sleep 2
+    kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
+    head -2 "$OUT/pcie-$1-$2.txt"; tail -14 "$OUT/pcie-$1-$2.txt"
+  done
+}
+
 witness() {
   local json="$OUT/witness.jsonl"
   b() { echo "== [$SECONDS] bench $*"; timeout 300 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
@@ -387,7 +406,7 @@ scale() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | twiddles | cliff | witness | first | keygen | scale)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | twiddles | cliff | pcie | witness | first | keygen | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
