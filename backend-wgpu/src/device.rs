@@ -55,31 +55,17 @@ pub enum MemoryBlocks {
 }
 
 /// Where the NTT's passes read their inter-pass twiddles ω^e, e < n (shaders/ntt/ntt.wgsl):
-/// a pass gathers 2^16 distinct ones spread over the whole table.
+/// a pass gathers 2^16 distinct ones spread over the whole table. On the H200 the two run
+/// within 4 % of each other at 2^22–2^24 (docs/perf/wgpu.md, "The NTT's cliff").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum NttTwiddles {
-    /// The split power table from 2^[`SPLIT_TWIDDLES_FROM`], the half table below it.
+    /// The half table ω^e, e < n/2: one read a twiddle, from n/2·32 bytes (256 MiB a
+    /// direction at 2^24).
     #[default]
-    BySize,
-    /// The half table ω^e, e < n/2: one read a twiddle, from n/2·32 bytes.
     Half,
     /// The split power table hi[e >> 12]·lo[e mod 2^12]: one product more a twiddle, read
     /// from 32·(2^12 + n/2^12) bytes.
     Split,
-}
-
-/// The size from which [`NttTwiddles::BySize`] reads the split power table.
-pub const SPLIT_TWIDDLES_FROM: u32 = 23;
-
-impl NttTwiddles {
-    /// Whether an NTT of 2^log reads the split power table.
-    pub fn split_at(self, log: u32) -> bool {
-        match self {
-            NttTwiddles::BySize => log >= SPLIT_TWIDDLES_FROM,
-            NttTwiddles::Half => false,
-            NttTwiddles::Split => true,
-        }
-    }
 }
 
 /// How a device's kernels multiply 32-bit limbs.

@@ -36,9 +36,7 @@ mod timing;
 pub use backend::{device_count, hardware_device_count, WgpuBackend};
 pub use buffers::{Bases, Elem, FrBuffer, G1Buffer, G2Buffer, Group, SPLIT_SLOTS};
 pub use compile::{compose, Module, NttTile, Pipelines};
-pub use device::{
-    list_adapters, AdapterSummary, Arith, MemoryBlocks, NttTwiddles, WgpuDevice, WgpuOptions, SPLIT_TWIDDLES_FROM,
-};
+pub use device::{list_adapters, AdapterSummary, Arith, MemoryBlocks, NttTwiddles, WgpuDevice, WgpuOptions};
 pub use error::WgpuError;
 pub use msm::{TABLE_PER_BUCKET, WINDOW_PER_BUCKET};
 pub use ntt::plan_passes;

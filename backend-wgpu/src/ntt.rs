@@ -158,7 +158,7 @@ fn direction_table(log: u32, inverse: bool, roots_log: u32, twiddles: NttTwiddle
     let (lo_len, hi_len) = PowerTable::lens(n);
     let mut host = Vec::with_capacity(roots_len + n / 2 + 3 * (lo_len + hi_len));
     host.extend(powers(root(1 << roots_log), Fr::ONE, roots_len));
-    let twiddles = if twiddles.split_at(log) {
+    let twiddles = if twiddles == NttTwiddles::Split {
         Twiddles::Split(PowerTable::append(&mut host, omega, Fr::ONE, n))
     } else {
         let at = host.len() as u32;

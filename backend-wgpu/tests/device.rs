@@ -232,7 +232,7 @@ fn ntt_on_small_tiles_with_many_passes() {
     // Tiles of 128 (5 KiB: passes of at most 6 stages, padded where a pass has 4 columns or
     // more) and of 4 (128 B: one stage a pass, radix 2 alone), so pass counts of both parities
     // and odd stage counts, with every kind, on both arithmetic paths; the inter-pass twiddles
-    // from the split power table (which the device's own tile reads only from 2^23).
+    // from the split power table (the default reads the half table).
     for (bytes, force_u32, logs) in [(5u32 << 10, false, vec![7, 8, 12, 13, 15]), (128, true, vec![1, 2, 3, 6, 7])] {
         let options = WgpuOptions {
             max_workgroup_bytes: Some(bytes),
