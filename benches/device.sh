@@ -338,11 +338,11 @@ pcie() {
   local size backend
   for run in "wgpu 22" "wgpu 24" "cuda 24"; do
     set -- $run
-    echo "== [$SECONDS] $1 ntt 2^$2, 150 runs, with nvidia-smi dmon"
+    echo "== [$SECONDS] $1 ntt 2^$2, 40 runs, with nvidia-smi dmon"
     nvidia-smi dmon -s tm -d 1 >"$OUT/pcie-$1-$2.txt" 2>&1 &
     local mon=$!
     sleep 2
-    timeout 90 "$D/g16" bench --backends "$1" --ops ntt --sizes "$2" --runs 150 --no-plot 2>&1 | grep "device ms"
+    timeout 90 "$D/g16" bench --backends "$1" --ops ntt --sizes "$2" --runs 40 --no-plot 2>&1 | grep "device ms"
     sleep 2
     kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
     head -2 "$OUT/pcie-$1-$2.txt"; tail -14 "$OUT/pcie-$1-$2.txt"

@@ -33,7 +33,7 @@ use crate::staging;
 use crate::timing::{Op, Tag, Timing};
 
 /// Most stages a pass runs when an NTT takes several: three passes reach 2^24, as on CUDA.
-pub const MAX_PASS_STAGES: u32 = 8;
+const MAX_PASS_STAGES: u32 = 8;
 
 /// The split of the power tables: power(i) = hi[i >> SPLIT]·lo[i mod 2^SPLIT] (`NTT_SPLIT`
 /// in shaders/ntt/ntt.wgsl).
@@ -218,7 +218,7 @@ fn pass_params(log_n: u32, pass: &PassLaunch, layout: &TableLayout, load: Scalin
         Twiddles::Split(t) => (1, t.hi, t.lo),
     };
     let mut p = vec![log_n, pass.s0, pass.k, pass.log_cols, pass.stride, load.mode(), store.mode()];
-    p.extend([0, layout.roots_log, twiddle_mode, twiddle_hi, twiddle_lo, l.hi, l.lo, s.hi, s.lo]);
+    p.extend([layout.roots_log, twiddle_mode, twiddle_hi, twiddle_lo, l.hi, l.lo, s.hi, s.lo, 0]);
     let mut scale = [0u32; FR_WORDS];
     if let Scaling::Constant(c) = store {
         fr_to_words(&c, &mut scale);

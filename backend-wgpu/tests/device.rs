@@ -17,7 +17,8 @@ use g16_core::conformance::open_or_skip;
 use g16_core::sample::{random_points, random_scalars, test_rng};
 use g16_core::timeline::{Layer, Timeline};
 use g16_wgpu::{
-    plan_passes, Arith, Elem, G1Buffer, G2Buffer, Module, NttTile, NttTwiddles, WgpuBackend, WgpuOptions, SPLIT_SLOTS,
+    plan_passes, Arith, Elem, G1Buffer, G2Buffer, MemoryBlocks, Module, NttTile, NttTwiddles, WgpuBackend, WgpuOptions,
+    SPLIT_SLOTS,
 };
 use rand_chacha::ChaCha20Rng;
 
@@ -225,6 +226,21 @@ fn ntt_with_passes_held_to_fewer_stages() {
     let Some(b) = open(options) else { return };
     let mut rng = test_rng("ntt_with_passes_held_to_fewer_stages");
     assert_ntts_agree(&b, &[11, 12, 16], &[NttKind::Forward, NttKind::CosetInverse], &mut rng);
+}
+
+#[test]
+fn ntt_and_msm_in_wgpus_small_memory_blocks() {
+    // `MemoryBlocks::Small` (wgpu's MemoryUsage hints): arrays past 64 MiB get blocks of their
+    // own, smaller ones share; the results stay the CPU's.
+    let options = WgpuOptions { memory_blocks: MemoryBlocks::Small, ..Default::default() };
+    let Some(b) = open(options) else { return };
+    let mut rng = test_rng("ntt_and_msm_in_wgpus_small_memory_blocks");
+    assert_ntts_agree(&b, &[10, 14], &[NttKind::Forward, NttKind::CosetInverse], &mut rng);
+    let n = 1 << 8;
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let scalars = edge_scalars(n, &mut rng);
+    let (on_device, s) = (b.upload_g1_bases(&bases).unwrap(), b.upload_scalars(&scalars).unwrap());
+    assert!(g1_agrees(&b, (&on_device, &bases), &s, &scalars, 0..n), "G1 MSM in small memory blocks");
 }
 
 #[test]

@@ -53,8 +53,7 @@ struct Params {
     stride: u32,
     load_mode: u32,
     store_mode: u32,
-    // The roots: their offset in `tw`, and K.
-    roots: u32,
+    // K: the roots are ω_(2^K)^j, j < 2^(K−1), at the start of `tw`.
     roots_log: u32,
     // The inter-pass twiddles: 0, the half table at `twiddle_lo`; 1, the split power table
     // whose parts start at `twiddle_hi` and `twiddle_lo`.
@@ -66,6 +65,8 @@ struct Params {
     load_lo: u32,
     store_hi: u32,
     store_lo: u32,
+    // Brings the u32 fields to 16, so that `scale` starts where the host writes it.
+    pad: u32,
     // store_mode 1's constant.
     scale: array<vec4<u32>, 2>,
 }
@@ -124,7 +125,7 @@ fn twiddle(e: u32) -> fr {
 
 // ω_(2^(q+1))^j for j < 2^q: a root of the butterflies of stage q (counted within the pass).
 fn root(j: u32, q: u32) -> fr {
-    return tw_load(params.roots + (j << (params.roots_log - 1u - q)));
+    return tw_load(j << (params.roots_log - 1u - q));
 }
 
 // (u + v, u − v): a butterfly whose twiddle the caller has applied to v.
