@@ -10,8 +10,10 @@
 # There, from the repository root (every stage writes its logs and JSON lines under $OUT):
 #   bash benches/device.sh STAGE...
 #       env       Vulkan loaders from .gl/, NVRTC on the loader path, what the machine has
-#       suite     the conformance suites at the GPU machine's sizes: CUDA, wgpu on both
-#                 arithmetic paths, wgpu's device tests (G16_REQUIRE_* set: a missing backend fails)
+#       suite     the conformance suites at the GPU machine's sizes: the operations' half on
+#                 CUDA and on wgpu (both arithmetic paths), the proofs' half (g16/tests/
+#                 conformance.rs) on both, wgpu's device tests (G16_REQUIRE_* set: a missing
+#                 backend fails)
 #       bench     g16 bench, CUDA and wgpu: MSM G1/G2 2^20–2^24, NTT 2^22–2^24; with
 #                 .device/before, each case runs before/after back to back
 #       prove     traced proofs (CUDA synthetic 2^22, wgpu synthetic 2^20) and their reports
@@ -30,13 +32,6 @@
 #                 the host's CPUs, both verified by snarkjs (node and snarkjs on PATH)
 #       ntt_stability  the wgpu NTT at 2^22–2^24 in three fresh processes (median, min, max
 #                 of 15 runs each), and CUDA's beside it
-#       twiddles  the wgpu NTT at 2^20–2^24 with its inter-pass twiddles from the half table and
-#                 from the split power table, each also with 128 MiB bindings, CUDA's beside it;
-#                 the large conformance NTTs on wgpu; CUDA's MSM G1 with and without the
-#                 scalars' upload in the timed call (msm-g1, msm-g1-host)
-#       cliff     the wgpu NTT at 2^22–2^24, each size alone in a fresh process and all in one,
-#                 with wgpu's large and small memory blocks, for both twiddle sources; and
-#                 with passes of at most 7 and 6 stages
 #       pcie      the GPU's PCIe traffic and memory in use (nvidia-smi dmon) while the wgpu NTT runs
 #                 at 2^22 and 2^24, and CUDA's at 2^24
 #       witness   the assignment on the host (the native generator against witness-only
@@ -76,10 +71,12 @@ prepare() {
   cp "$(test_binary g16-cuda backend)" "$D/cuda_backend"
   cp "$(test_binary g16-wgpu backend)" "$D/wgpu_backend"
   cp "$(test_binary g16-wgpu device)" "$D/wgpu_device"
+  cp "$(test_binary g16 conformance)" "$D/proof_conformance"
   cargo run --release -q -p g16-cuda --example fill_cache -- "$D/cache/cuda" sm_90 || exit 1
   # The CUDA test binary caches kernels under the target's tmp dir (CARGO_TARGET_TMPDIR, fixed
   # at build time): the suite stage copies the kernels there so no test compiles them.
   echo "${CARGO_TARGET_DIR:-$ROOT/target}/tmp/cuda-kernels" >"$D/cuda-test-kernels-dir"
+  echo "${CARGO_TARGET_DIR:-$ROOT/target}/tmp/g16-cache/cuda" >>"$D/cuda-test-kernels-dir"
   if [ -n "$before" ]; then
     mkdir -p "$D/before/cache"
     cp "$before/target/release/g16" "$D/before/g16" 2>/dev/null ||
@@ -88,7 +85,7 @@ prepare() {
     (cd "$before" && G16_CACHE_DIR="$D/before/cache" cargo run --release -q -p g16-cuda --example fill_cache -- sm_90) ||
       (cd "$before" && cargo run --release -q -p g16-cuda --example fill_cache -- "$D/before/cache/cuda" sm_90) || exit 1
   fi
-  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device ${before:+"$D/before/g16"}
+  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance ${before:+"$D/before/g16"}
   du -sh "$D"
 }
 
@@ -126,9 +123,12 @@ step() { # step SECONDS NAME COMMAND...: one timed step of a stage, its output k
 suite() {
   export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large
   local kernels
-  kernels="$(cat "$D/cuda-test-kernels-dir" 2>/dev/null)"
-  [ -n "$kernels" ] && mkdir -p "$kernels" && cp "$D"/cache/cuda/*.cubin "$kernels/"
+  while read -r kernels; do
+    [ -n "$kernels" ] && mkdir -p "$kernels" && cp "$D"/cache/cuda/*.cubin "$kernels/"
+  done <"$D/cuda-test-kernels-dir"
   step 300 suite-cuda "$D/cuda_backend" --test-threads=1
+  step 300 proofs-cuda "$D/proof_conformance" --test-threads=1 cuda_proofs
+  step 300 proofs-wgpu "$D/proof_conformance" --test-threads=1 wgpu_proofs --skip u32_path
   step 240 suite-wgpu "$D/wgpu_backend" --test-threads=1 --skip u32_path
   step 120 device-wgpu "$D/wgpu_device" --test-threads=1
   # The 32-bit path differs only in its limb products: CI's sizes cover it (SKIP_U32=1 skips it).
@@ -150,7 +150,7 @@ bench() {
         [ "$bin" = "$D/before/g16" ] && cache="$D/before/cache" tag=before
         echo "== [$SECONDS] $tag $backend $1 2^$2"
         G16_CACHE_DIR="$cache" timeout 150 "$bin" bench --backends "$backend" --ops "$1" --sizes "$2" --runs "$3" \
-          --no-plot --json "$OUT/bench-$tag.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
+          --json "$OUT/bench-$tag.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
       done
     done
   done
@@ -200,7 +200,7 @@ compiled() {
   step 60 circom-cuda "$D/g16" prove --zkey "$ROOT/tests/circom/fixtures/small.zkey" \
     --wtns "$ROOT/tests/circom/fixtures/small.wtns" --backend cuda --out "$OUT/circom-cuda"
   local json="$OUT/compiled.jsonl"
-  b() { echo "== [$SECONDS] bench $*"; timeout 200 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
+  b() { echo "== [$SECONDS] bench $*"; timeout 200 "$D/g16" bench --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
   b --backends cuda --ops prove,prove-witness,prove-arkworks --sizes 20 --runs 3
   b --backends cuda --ops spmv --sizes 20..22 --runs 7
   b --backends cuda --ops prove,prove-witness --sizes 22 --runs 3
@@ -224,7 +224,7 @@ serve() {
     # What one proof costs in process, from an assignment in memory (the service's comparison)
     # and with the witness generated in the timed call.
     echo "== [$SECONDS] bench prove-assignment $size"
-    timeout 200 "$D/g16" bench --no-plot --json "$OUT/serve-bench.jsonl" --backends cuda \
+    timeout 200 "$D/g16" bench --json "$OUT/serve-bench.jsonl" --backends cuda \
       --ops prove-witness,prove-assignment --sizes "$size" --runs 5 2>&1 | grep -v "^\s*$"
     [ -n "${SKIP_CLI:-}" ] || step 120 "serve-cli-$size" "$D/g16" prove --compiled "$w/c$size.circ" --witness "$w/w$size.wtns" --key "$w/k$size.pk" \
       --backend cuda --out "$w/p$size"
@@ -278,58 +278,12 @@ ntt_stability() {
   local json="$OUT/ntt-stability.jsonl"
   for call in 1 2 3; do
     echo "== [$SECONDS] wgpu ntt, process $call"
-    timeout 120 "$D/g16" bench --backends wgpu --ops ntt --sizes 22..24 --runs 15 --no-plot --json "$json" 2>&1 |
+    timeout 120 "$D/g16" bench --backends wgpu --ops ntt --sizes 22..24 --runs 15 --json "$json" 2>&1 |
       grep -v "^\s*$" | tail -n +2
   done
   echo "== [$SECONDS] cuda ntt"
-  timeout 120 "$D/g16" bench --backends cuda --ops ntt --sizes 22..24 --runs 15 --no-plot --json "$json" 2>&1 |
+  timeout 120 "$D/g16" bench --backends cuda --ops ntt --sizes 22..24 --runs 15 --json "$json" 2>&1 |
     grep -v "^\s*$" | tail -n +2
-}
-
-twiddles() {
-  # Where the wgpu NTT's inter-pass twiddles come from (the half table against the split power
-  # table), and the same with arrays bound 128 MiB at a time, each in a fresh process, with
-  # CUDA's beside them; then the large conformance NTTs on the default, and the CUDA MSM with
-  # and without its scalars' upload in the timed call.
-  local json="$OUT/twiddles.jsonl"
-  for setting in half split "half 128" "split 128"; do
-    set -- $setting
-    echo "== [$SECONDS] wgpu ntt, twiddles $1${2:+, bindings of $2 MiB}"
-    G16_WGPU_NTT_TWIDDLES=$1 G16_WGPU_MAX_BINDING_MIB=${2:-} timeout 120 "$D/g16" bench --backends wgpu --ops ntt \
-      --sizes 20..24 --runs 15 --no-plot --json "$OUT/twiddles-$1${2:+-$2}.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
-  done
-  echo "== [$SECONDS] cuda ntt"
-  timeout 120 "$D/g16" bench --backends cuda --ops ntt --sizes 20..24 --runs 15 --no-plot --json "$OUT/twiddles-cuda.jsonl" 2>&1 |
-    grep -v "^\s*$" | tail -n +2
-  cat "$OUT"/twiddles-*.jsonl >"$json"
-  G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large step 240 ntt-wgpu-large "$D/wgpu_backend" --test-threads=1 --skip u32_path ntt
-  echo "== [$SECONDS] cuda msm-g1 with and without the scalars' upload"
-  timeout 200 "$D/g16" bench --backends cuda --ops msm-g1,msm-g1-host --sizes 22..24 --runs 7 --no-plot \
-    --json "$OUT/msm-host.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
-}
-
-cliff() {
-  # The wgpu NTT's step between fast and slow sizes: each size alone in a fresh process (so
-  # nothing earlier is allocated), against all sizes in one, with wgpu's large and small memory
-  # blocks, for both twiddle sources.
-  local tw size blocks
-  for tw in split half; do
-    for size in 22 23 24; do
-      echo "== [$SECONDS] wgpu ntt 2^$size alone, twiddles $tw"
-      G16_WGPU_NTT_TWIDDLES=$tw timeout 60 "$D/g16" bench --backends wgpu --ops ntt --sizes "$size" --runs 15 \
-        --no-plot --json "$OUT/cliff-alone-$tw.jsonl" 2>&1 | grep "device ms"
-    done
-    for blocks in small large; do
-      echo "== [$SECONDS] wgpu ntt 2^20..24 in one process, twiddles $tw, $blocks memory blocks"
-      G16_WGPU_NTT_TWIDDLES=$tw G16_WGPU_MEMORY_BLOCKS=$blocks timeout 90 "$D/g16" bench --backends wgpu --ops ntt \
-        --sizes 20..24 --runs 15 --no-plot --json "$OUT/cliff-$blocks-$tw.jsonl" 2>&1 | grep "device ms"
-    done
-  done
-  for stages in 7 6; do
-    echo "== [$SECONDS] wgpu ntt 2^20..24 in one process, passes of at most $stages stages, twiddles split"
-    G16_WGPU_NTT_TWIDDLES=split G16_WGPU_NTT_MAX_STAGES=$stages timeout 90 "$D/g16" bench --backends wgpu --ops ntt \
-      --sizes 20..24 --runs 15 --no-plot --json "$OUT/cliff-stages.jsonl" 2>&1 | grep "device ms"
-  done
 }
 
 pcie() {
@@ -342,7 +296,7 @@ pcie() {
     nvidia-smi dmon -s tm -d 1 >"$OUT/pcie-$1-$2.txt" 2>&1 &
     local mon=$!
     sleep 2
-    timeout 90 "$D/g16" bench --backends "$1" --ops ntt --sizes "$2" --runs 40 --no-plot 2>&1 | grep "device ms"
+    timeout 90 "$D/g16" bench --backends "$1" --ops ntt --sizes "$2" --runs 40 2>&1 | grep "device ms"
     sleep 2
     kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
     head -2 "$OUT/pcie-$1-$2.txt"; tail -14 "$OUT/pcie-$1-$2.txt"
@@ -351,7 +305,7 @@ pcie() {
 
 witness() {
   local json="$OUT/witness.jsonl"
-  b() { echo "== [$SECONDS] bench $*"; timeout 300 "$D/g16" bench --no-plot --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
+  b() { echo "== [$SECONDS] bench $*"; timeout 300 "$D/g16" bench --json "$json" "$@" 2>&1 | grep -v "^\s*$"; }
   b --backends cpu --ops witness,synth-witness --sizes 20..22 --runs 5
   for size in 20 22; do
     b --backends cuda --ops prove-witness,prove-assignment --sizes "$size" --runs 5
@@ -361,7 +315,7 @@ witness() {
 first() {
   local json="$OUT/first.jsonl"
   echo "== [$SECONDS] first and steady proofs"
-  timeout 400 "$D/g16" bench --no-plot --json "$json" --backends cuda,wgpu --ops prove-assignment --sizes 22 \
+  timeout 400 "$D/g16" bench --json "$json" --backends cuda,wgpu --ops prove-assignment --sizes 22 \
     --warmup 0 --runs 4 2>&1 | grep -v "^\s*$"
   for backend in cuda wgpu; do
     step 300 "prove-$backend-22" "$D/g16" prove --backend "$backend" --circuit synthetic --size 22 --partitions 3 \
@@ -398,7 +352,7 @@ scale() {
       local runs=5
       [ "$size" -ge 25 ] && runs=3
       echo "== [$SECONDS] $backend prove-assignment 2^$size (key made on the device, in memory)"
-      timed timeout "${LIMIT:-300}" "$D/g16" bench --no-plot --json "$json" --backends "$backend" \
+      timed timeout "${LIMIT:-300}" "$D/g16" bench --json "$json" --backends "$backend" \
         --ops prove-assignment --sizes "$size" --runs "$runs" --keys-in-memory 2>&1 | grep -v "^\s*$"
     done
   done
@@ -406,7 +360,7 @@ scale() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | twiddles | cliff | pcie | witness | first | keygen | scale)
+  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use g16::settings::Settings;
-use g16_core::backend::BackendKind;
-use g16_core::circuits::CircuitKind;
+use g16::backend::BackendKind;
+use g16::circuits::CircuitKind;
 
 use cli::{
     bench, client, compile, devices, inspect, parse_backend, parse_circuit, plan, prove, prove_files, report, serve,
@@ -47,9 +47,11 @@ enum Command {
         /// Write points compressed (half the size, slower to load).
         #[arg(long)]
         compress: bool,
-        /// Seed of the setup's toxic waste (tests and benchmarks only: a real setup is a ceremony).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
+        /// Derive the setup's toxic waste from this seed instead of the OS's randomness: the same
+        /// key anywhere, and anyone who knows the seed can forge proofs for it (tests and
+        /// benchmarks only; such a key is written only to --out or --zkey, never stored).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Write a snarkjs `.zkey` here instead (for `snarkjs groth16 prove` and `g16 prove
         /// --zkey`): a one-party setup on snarkjs's conventions, no powers of tau needed.
         #[arg(long, conflicts_with_all = ["out", "compress"])]

@@ -6,14 +6,15 @@ use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{Field, UniformRand};
 use ark_serialize::CanonicalSerialize;
 use common::{fresh_rng, setup, CubicCircuit};
-use g16_core::backend::{BackendError, CpuBackend};
-use g16_core::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
-use g16_core::prover::synthesis::domain_for;
-use g16_core::prover::{verify, ProveError, Prover};
-use g16_core::prover::{CheckedKey, KeyError, PointProblem};
-use g16_core::sample::g1_outside_subgroup;
-use g16_core::timeline::Timeline;
-use g16_core::{Fr, G1Affine, G2Affine, ProvingKey};
+use g16::backend::{BackendError, CpuBackend};
+use g16::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
+use g16::prover::synthesis::domain_for;
+use g16::compiled::ShapeMismatch;
+use g16::prover::{verify, ProveError, Prover, Randomness};
+use g16::prover::{CheckedKey, KeyError, PointProblem};
+use g16::sample::g1_outside_subgroup;
+use g16::timeline::Timeline;
+use g16::{Fr, G1Affine, G2Affine, ProvingKey};
 
 fn checked(pk: &ProvingKey) -> CheckedKey {
     CheckedKey::new(pk.clone()).expect("a valid key")
@@ -145,8 +146,8 @@ fn a_key_for_another_circuit_is_refused_before_proving() {
     let prover = Prover::new(&cpu);
     let key = prover.prepare(&pk).unwrap();
     let tl = Timeline::new();
-    let err = prover.prove(&key, large, Fr::rand(&mut rng), Fr::rand(&mut rng), &tl).expect_err("mismatched key");
-    assert!(matches!(err, ProveError::KeyMismatch { .. }), "{err}");
+    let err = prover.prove_with(&key, large, Randomness::fixed_for_tests(Fr::rand(&mut rng), Fr::rand(&mut rng)), &tl).expect_err("mismatched key");
+    assert!(matches!(err, ProveError::Shape(ShapeMismatch::Key { .. })), "{err}");
     // The device section stopped at the check: nothing was staged or computed.
     let events = tl.events();
     assert!(!events.iter().any(|e| e.name == "stage" || e.name.starts_with("msm")), "work done despite the mismatch");
@@ -155,7 +156,7 @@ fn a_key_for_another_circuit_is_refused_before_proving() {
     let key = prover.prepare(&checked(&cubic_pk)).unwrap();
     let other_cpu = CpuBackend::new();
     let other = Prover::new(&other_cpu);
-    assert!(matches!(other.prove(&key, cubic, Fr::ONE, Fr::ONE, &tl), Err(ProveError::KeyForAnotherBackend)));
+    assert!(matches!(other.prove_with(&key, cubic, Randomness::fixed_for_tests(Fr::ONE, Fr::ONE), &tl), Err(ProveError::KeyForAnotherBackend)));
 }
 
 #[test]
@@ -166,7 +167,7 @@ fn an_unsatisfied_witness_fails_before_any_device_work() {
     let key = prover.prepare(&checked(&pk)).unwrap();
     let tl = Timeline::new();
     let cheat = CubicCircuit { cheat: true, ..circuit };
-    match prover.prove(&key, cheat, Fr::ONE, Fr::ONE, &tl) {
+    match prover.prove_with(&key, cheat, Randomness::fixed_for_tests(Fr::ONE, Fr::ONE), &tl) {
         Err(ProveError::Unsatisfied { row, .. }) => assert!(row < 4),
         other => panic!("expected Unsatisfied, got {other:?}"),
     }
@@ -179,13 +180,13 @@ fn verify_checks_the_public_input_count_and_values() {
     let cpu = CpuBackend::new();
     let prover = Prover::new(&cpu);
     let key = prover.prepare(&checked(&pk)).unwrap();
-    let proof = prover.prove(&key, circuit.clone(), Fr::from(3u64), Fr::from(4u64), &Timeline::disabled()).unwrap();
+    let proof = prover.prove_with(&key, circuit.clone(), Randomness::fixed_for_tests(Fr::from(3u64), Fr::from(4u64)), &Timeline::disabled()).unwrap();
     let mut inputs = circuit.public_inputs();
     assert!(verify(&key, &proof, &inputs).unwrap());
     inputs[1] += Fr::ONE;
     assert!(!verify(&key, &proof, &inputs).unwrap(), "a wrong public input must not verify");
     assert!(matches!(verify(&key, &proof, &inputs[..1]), Err(ProveError::PublicInputCount { expected: 2, got: 1 })));
-    let tampered = g16_core::Proof { a: (proof.a + G1Affine::generator()).into_affine(), ..proof };
+    let tampered = g16::Proof { a: (proof.a + G1Affine::generator()).into_affine(), ..proof };
     assert!(!verify(&key, &tampered, &circuit.public_inputs()).unwrap());
 }
 
@@ -204,7 +205,7 @@ fn sizes_beyond_the_domain_or_circuit_are_errors() {
 
 #[test]
 fn backend_misuse_is_typed() {
-    use g16_core::backend::{Backend, NttKind, Scalars};
+    use g16::backend::{Backend, NttKind, Scalars};
     let cpu = CpuBackend::new();
     let mut odd = cpu.upload_scalars(&[Fr::ONE; 12]).unwrap();
     assert!(matches!(cpu.ntt(&mut odd, NttKind::Inverse), Err(BackendError::NttSize { len: 12, .. })));

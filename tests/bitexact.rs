@@ -9,11 +9,11 @@ use ark_groth16::{prepare_verifying_key, r1cs_to_qap::LibsnarkReduction, Groth16
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use ark_serialize::CanonicalSerialize;
 use common::{fresh_rng, setup, CubicCircuit};
-use g16_core::backend::CpuBackend;
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::prover::{synthesize, verify, Prover};
-use g16_core::timeline::{Layer, Report, Timeline};
-use g16_core::{CheckedKey, Curve, Fr, Proof};
+use g16::backend::CpuBackend;
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::prover::{synthesize, verify, Prover, Randomness};
+use g16::timeline::{Layer, Report, Timeline};
+use g16::{CheckedKey, Curve, Fr, Proof};
 
 fn bytes(p: &Proof) -> Vec<u8> {
     let mut v = Vec::new();
@@ -32,7 +32,9 @@ where
     let pk = checked.proving_key();
     let pvk = prepare_verifying_key(&pk.vk);
     for &(r, s) in randomness {
-        let ours = prover.prove(&key, circuit.clone(), r, s, &Timeline::disabled()).expect("g16 prove");
+        let ours = prover
+            .prove_with(&key, circuit.clone(), Randomness::fixed_for_tests(r, s), &Timeline::disabled())
+            .expect("g16 prove");
         let theirs = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(circuit.clone(), pk, r, s)
             .expect("arkworks prove");
         assert_eq!(ours, theirs, "proof differs from arkworks for r={r}, s={s}");
@@ -43,6 +45,31 @@ where
         );
         assert!(verify(&key, &ours, public_inputs).expect("verify"));
     }
+}
+
+/// The default API draws (r, s) for each proof: two proofs of one witness differ (so neither
+/// reveals that they prove the same statement with the same witness), and both verify, on the
+/// direct and the compiled path.
+#[test]
+fn proofs_of_one_witness_differ_and_both_verify() {
+    let mut rng = fresh_rng("zero-knowledge");
+    let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, 8, u64::rand(&mut rng)).expect("circuit");
+    let checked = setup(circuit.clone(), &mut rng);
+    let cpu = CpuBackend::new();
+    let prover = Prover::new(&cpu);
+    let key = prover.prepare(&checked).expect("prepare");
+    let inputs = circuit.public_inputs();
+    let mut os = rand::rngs::OsRng;
+    let first = prover.prove(&key, circuit.clone(), &mut os, &Timeline::disabled()).expect("prove");
+    let second = prover.prove(&key, circuit.clone(), &mut os, &Timeline::disabled()).expect("prove");
+    assert_ne!(first, second, "two proofs of one witness are equal: (r, s) was not drawn afresh");
+    assert!(verify(&key, &first, &inputs).unwrap() && verify(&key, &second, &inputs).unwrap());
+    let compiled = prover.prepare_circuit(&g16::compiled::compile(circuit.clone()).unwrap()).expect("prepare");
+    let z = g16::compiled::witness(circuit).unwrap();
+    let a = prover.prove_assignment(&key, &compiled, &z, &mut os, &Timeline::disabled()).expect("prove z");
+    let b = prover.prove_assignment(&key, &compiled, &z, &mut os, &Timeline::disabled()).expect("prove z");
+    assert!(a != b && a != first, "proofs from the assignment repeat");
+    assert!(verify(&key, &a, &inputs).unwrap() && verify(&key, &b, &inputs).unwrap());
 }
 
 fn builtin(kind: CircuitKind, sizes: &[u32]) {
@@ -113,7 +140,7 @@ fn prover_timeline_nests_steps_and_device_spans() {
     let prover = Prover::new(&cpu);
     let key = prover.prepare(&pk).expect("prepare");
     let tl = Timeline::new();
-    prover.prove(&key, circuit, Fr::rand(&mut rng), Fr::rand(&mut rng), &tl).expect("prove");
+    prover.prove(&key, circuit, &mut rng, &tl).expect("prove");
     let report = Report::from_events(&tl.events());
     let prove = report.span_by_name("prove").expect("prove span");
     for step in [

@@ -15,12 +15,12 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use ark_ff::{PrimeField, UniformRand};
-use g16_core::circom::json::read_public_json;
-use g16_core::circom::zkey::read_header;
-use g16_core::circom::{read_wtns, R1cs};
-use g16_core::compiled::file::CircuitFile;
-use g16_core::prover::Qap;
-use g16_core::Fr;
+use g16::circom::json::read_public_json;
+use g16::circom::zkey::read_header;
+use g16::circom::{read_wtns, R1cs};
+use g16::compiled::file::CircuitFile;
+use g16::prover::Qap;
+use g16::Fr;
 use rand::Rng;
 
 /// The npm tools, found.
@@ -226,7 +226,7 @@ fn snarkjs_verifies_g16_proofs_of_circom_circuits() {
             let tampered = format!("{out}/tampered.json");
             let mut signals = read_public_json(&written).unwrap();
             signals[0] += Fr::from(1u64);
-            std::fs::write(dir.join(&tampered), g16_core::circom::json::public_json(&signals)).unwrap();
+            std::fs::write(dir.join(&tampered), g16::circom::json::public_json(&signals)).unwrap();
             let refused = run(snarkjs, &["groth16", "verify", &file("_vk.json"), &tampered, &proof], dir);
             assert!(!refused.status.success(), "{name} on {backend}: a tampered statement verified");
         }

@@ -8,17 +8,17 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use ark_bls12_381::{Fq, Fq2};
 use ark_ec::AffineRepr;
 use ark_ff::UniformRand;
-use g16_core::backend::cpu::CpuBackend;
-use g16_core::circom::json::{proof_json, public_json, read_proof_json, read_public_json};
-use g16_core::circom::roots::Reindex;
-use g16_core::circom::zkey::{read_header, read_unchecked};
-use g16_core::circom::{read_wtns, write_new_zkey, write_wtns, CircomError, R1cs, Zkey};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::compiled::file::CircuitFile;
-use g16_core::prover::verify;
-use g16_core::prover::{KeyError, PointProblem, Qap};
-use g16_core::sample::g1_outside_subgroup;
-use g16_core::{Fr, G1Affine, G2Affine, Prover, Timeline};
+use g16::backend::cpu::CpuBackend;
+use g16::circom::json::{proof_json, public_json, read_proof_json, read_public_json};
+use g16::circom::roots::Reindex;
+use g16::circom::zkey::{read_header, read_unchecked};
+use g16::circom::{read_wtns, write_new_zkey, write_wtns, CircomError, R1cs, Zkey};
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::compiled::file::CircuitFile;
+use g16::prover::{verify, Randomness};
+use g16::prover::{KeyError, PointProblem, Qap};
+use g16::sample::g1_outside_subgroup;
+use g16::{Fr, G1Affine, G2Affine, Prover, Timeline};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sha2::{Digest, Sha256};
@@ -117,7 +117,7 @@ fn the_zkey_is_the_key_snarkjs_exported_and_the_r1cs_it_was_made_from() {
     let ic: Vec<G1Affine> = json["IC"].as_array().unwrap().iter().map(g1_json).collect();
     assert_eq!(vk.gamma_abc_g1, ic);
     // e(α, β) as snarkjs computed it: a pairing's output in 12 decimal coordinates.
-    let alphabeta = <g16_core::Curve as ark_ec::pairing::Pairing>::pairing(vk.alpha_g1, vk.beta_g2).0;
+    let alphabeta = <g16::Curve as ark_ec::pairing::Pairing>::pairing(vk.alpha_g1, vk.beta_g2).0;
     let flat: Vec<String> = json["vk_alphabeta_12"]
         .as_array()
         .unwrap()
@@ -161,10 +161,10 @@ fn the_zkey_is_the_key_snarkjs_exported_and_the_r1cs_it_was_made_from() {
     let public = read_public_json(PUBLIC_JSON).unwrap();
     assert_eq!(public, z[1..3]);
     let pvk = ark_groth16::prepare_verifying_key(vk);
-    assert!(ark_groth16::Groth16::<g16_core::Curve>::verify_proof(&pvk, &proof, &public).unwrap());
+    assert!(ark_groth16::Groth16::<g16::Curve>::verify_proof(&pvk, &proof, &public).unwrap());
     let mut wrong = public.clone();
     wrong[0] += Fr::from(1u64);
-    assert!(!ark_groth16::Groth16::<g16_core::Curve>::verify_proof(&pvk, &proof, &wrong).unwrap());
+    assert!(!ark_groth16::Groth16::<g16::Curve>::verify_proof(&pvk, &proof, &wrong).unwrap());
     // And is written back byte for byte as snarkjs wrote it.
     assert_eq!(proof_json(&proof), PROOF_JSON);
     assert_eq!(public_json(&public), PUBLIC_JSON);
@@ -180,12 +180,12 @@ fn the_cpu_backend_proves_a_zkey_and_a_wrong_witness_does_not_verify() {
     let circuit = prover.prepare_circuit(&zkey.circuit).unwrap();
     let mut rng = ark_std::test_rng();
     let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-    let proof = prover.prove_assignment(&key, &circuit, &z, r, s, &Timeline::new()).unwrap();
+    let proof = prover.prove_assignment_with(&key, &circuit, &z, Randomness::fixed_for_tests(r, s), &Timeline::new()).unwrap();
     assert!(verify(&key, &proof, &z[1..3]).unwrap());
     // The key carries no C, so a witness that breaks a constraint makes a proof that fails.
     let mut bad = z.clone();
     bad[1] += Fr::from(1u64);
-    let proof = prover.prove_assignment(&key, &circuit, &bad, r, s, &Timeline::new()).unwrap();
+    let proof = prover.prove_assignment_with(&key, &circuit, &bad, Randomness::fixed_for_tests(r, s), &Timeline::new()).unwrap();
     assert!(!verify(&key, &proof, &bad[1..3]).unwrap());
 }
 
@@ -197,7 +197,7 @@ fn a_zkey_made_here_reads_back_checked_and_its_proofs_verify() {
     let synthetic = BuiltinCircuit::new(CircuitKind::Synthetic, 6, 5).unwrap();
     let cases = [
         (R1cs::from_bytes(R1CS).unwrap().into_circuit(Qap::Snarkjs).unwrap(), read_wtns(WTNS).unwrap()),
-        (g16_core::compiled::compile(synthetic.clone()).unwrap(), g16_core::compiled::witness(synthetic).unwrap()),
+        (g16::compiled::compile(synthetic.clone()).unwrap(), g16::compiled::witness(synthetic).unwrap()),
     ];
     for (circuit, z) in cases {
         let bytes = write_new_zkey(&circuit, &mut rand::rngs::OsRng).unwrap();
@@ -210,7 +210,7 @@ fn a_zkey_made_here_reads_back_checked_and_its_proofs_verify() {
         let prepared = prover.prepare_circuit(&zkey.circuit).unwrap();
         let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
         let public = &z[1..circuit.num_instance()];
-        let proof = prover.prove_assignment(&key, &prepared, &z, r, s, &Timeline::new()).unwrap();
+        let proof = prover.prove_assignment_with(&key, &prepared, &z, Randomness::fixed_for_tests(r, s), &Timeline::new()).unwrap();
         assert!(verify(&key, &proof, public).unwrap());
         // Another statement for the same proof is refused: the key binds the circuit.
         let mut other = public.to_vec();

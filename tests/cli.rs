@@ -59,7 +59,7 @@ fn devices_lists_every_backend() {
     let out = sb.ok(&["devices"]);
     assert!(out.lines().any(|l| l.starts_with('*') && l.contains("cpu") && l.contains("available")), "{out}");
     // CUDA says why it is unavailable on a machine without a GPU (CI), and is listed as available on one with it.
-    let cuda_here = g16::backends::device_count(g16_core::BackendKind::Cuda) > 0;
+    let cuda_here = g16::backends::device_count(g16::BackendKind::Cuda) > 0;
     let cuda_line = if cuda_here { " available: " } else { " unavailable: " };
     assert!(out.lines().any(|l| l.contains("cuda") && l.contains(cuda_line)), "cuda line in {out}");
     // wgpu is available wherever a Vulkan driver is (lavapipe on CI), and says why not elsewhere.
@@ -134,17 +134,47 @@ fn setup_out_and_prove_with_key_files() {
     assert!(err.contains("does-not-exist.pk"), "{err}");
 }
 
+/// A setup's toxic waste comes from the OS unless `--seed` is given: two setups of one circuit
+/// make different keys, the stored one among them; a seeded setup says on stderr that its key can
+/// be forged and is not stored.
+#[test]
+fn setup_draws_toxic_waste_from_the_os_unless_seeded() {
+    let sb = Sandbox::new("setup-randomness");
+    let setup = |extra: &[&str]| {
+        let mut args = vec!["setup", "--circuit", "synthetic", "--size", "6", "--backend", "cpu"];
+        args.extend_from_slice(extra);
+        let out = sb.g16(&args);
+        assert!(out.status.success(), "g16 {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let quiet = setup(&["--out", "a.pk"]);
+    assert!(!quiet.contains("forge"), "an OS-random setup warns of nothing: {quiet}");
+    setup(&["--out", "b.pk"]);
+    let (a, b) = (std::fs::read(sb.path("a.pk")).unwrap(), std::fs::read(sb.path("b.pk")).unwrap());
+    assert!(a != b, "two setups without --seed made the same key");
+    let stored = g16::key_store::KeyStore::new(sb.path("cache")).path(g16::circuits::CircuitKind::Synthetic, 6);
+    assert!(std::fs::read(&stored).unwrap() == b, "the store holds the last OS-random key");
+    let warned = setup(&["--seed", "5", "--out", "s.pk"]);
+    assert!(warned.contains("--seed 5") && warned.contains("forge"), "a seeded setup warns: {warned}");
+    assert!(std::fs::read(&stored).unwrap() == b, "a seeded key replaced the stored one");
+    let (s1, s2) = (std::fs::read(sb.path("s.pk")).unwrap(), {
+        setup(&["--seed", "5", "--out", "s2.pk"]);
+        std::fs::read(sb.path("s2.pk")).unwrap()
+    });
+    assert!(s1 == s2, "one seed, one key");
+}
+
 /// `setup --backend`: the key is arkworks' for the same seed whichever backend multiplies, and
 /// a backend that is not here is a plain error.
 #[test]
 fn setup_makes_arkworks_key_on_the_backend_asked_for() {
     let sb = Sandbox::new("setup-backends");
-    let want = g16_core::key_store::generate(g16_core::circuits::CircuitKind::Synthetic, 6, 3)
+    let want = g16::key_store::generate(g16::circuits::CircuitKind::Synthetic, 6, g16::key_store::ToxicWaste::Seeded(3))
         .unwrap()
         .to_bytes(false)
         .unwrap();
     let mut backends = vec!["cpu"];
-    if g16::backends::device_count(g16_core::BackendKind::Wgpu) > 0 {
+    if g16::backends::device_count(g16::BackendKind::Wgpu) > 0 {
         backends.push("wgpu");
     }
     for backend in backends {
@@ -165,7 +195,7 @@ fn setup_makes_arkworks_key_on_the_backend_asked_for() {
         assert!(out.contains(&format!("on {backend}")), "{out}");
         assert!(std::fs::read(sb.path(&file)).unwrap() == want, "{backend}: not arkworks' key");
     }
-    if g16::backends::device_count(g16_core::BackendKind::Cuda) == 0 {
+    if g16::backends::device_count(g16::BackendKind::Cuda) == 0 {
         let err = sb.fails(&["setup", "--circuit", "synthetic", "--size", "6", "--backend", "cuda"]);
         assert!(err.contains("cuda backend unavailable") || err.contains("without the `cuda` feature"), "{err}");
     }
@@ -174,7 +204,7 @@ fn setup_makes_arkworks_key_on_the_backend_asked_for() {
 #[test]
 fn bad_arguments_are_plain_errors() {
     let sb = Sandbox::new("args");
-    if g16::backends::device_count(g16_core::BackendKind::Cuda) == 0 {
+    if g16::backends::device_count(g16::BackendKind::Cuda) == 0 {
         let err = sb.fails(&["prove", "--backend", "cuda", "--circuit", "synthetic", "--size", "8"]);
         assert!(err.contains("cuda backend unavailable"), "{err}");
     }
@@ -199,7 +229,6 @@ fn bench_runs_the_witness_mix_msms_and_the_upload_under_their_own_names() {
         "1",
         "--json",
         "w.jsonl",
-        "--no-plot",
     ]);
     let ops: Vec<String> = std::fs::read_to_string(sb.path("w.jsonl"))
         .unwrap()
@@ -246,12 +275,16 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
     }
     let svg = std::fs::read_to_string(sb.path("p.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("cpu msm-g1"), "plot has a labelled series");
-    // Without --plot the plot goes to the default path; --no-plot writes none.
+    // Without --plot no plot is written anywhere.
+    let files = || {
+        let mut names: Vec<_> = std::fs::read_dir(&sb.dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        names.sort();
+        names
+    };
+    let before = files();
     sb.ok(&["bench", "--backends", "cpu", "--ops", "ntt", "--sizes", "5", "--runs", "1"]);
-    assert!(Path::new(&sb.path("g16-bench.svg")).exists());
-    std::fs::remove_file(sb.path("g16-bench.svg")).unwrap();
-    sb.ok(&["bench", "--backends", "cpu", "--ops", "ntt", "--sizes", "5", "--runs", "1", "--no-plot"]);
-    assert!(!Path::new(&sb.path("g16-bench.svg")).exists());
+    let after = files();
+    assert_eq!(before, after, "a bench without --plot wrote a file");
 }
 
 /// Keys and circuits made in memory (`--keys-in-memory`: nothing in the store), and the
@@ -259,7 +292,7 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
 #[test]
 fn bench_keys_in_memory_and_scaling_from_json() {
     let sb = Sandbox::new("bench-memory");
-    let args = ["bench", "--backends", "cpu", "--ops", "prove-assignment", "--runs", "1", "--no-plot"];
+    let args = ["bench", "--backends", "cpu", "--ops", "prove-assignment", "--runs", "1"];
     for size in ["6", "7"] {
         sb.ok(&[&args[..], &["--sizes", size, "--keys-in-memory", "--json", "r.jsonl"]].concat());
     }
@@ -279,7 +312,7 @@ fn bench_keys_in_memory_and_scaling_from_json() {
     let svg = std::fs::read_to_string(sb.path("s.svg")).unwrap();
     assert!(svg.contains("cpu prove-assignment"), "plot has the series");
     std::fs::write(sb.path("bad.jsonl"), "{\"not\": \"a measurement\"}\n").unwrap();
-    let err = sb.fails(&["bench", "--from-json", "bad.jsonl", "--no-plot"]);
+    let err = sb.fails(&["bench", "--from-json", "bad.jsonl"]);
     assert!(err.contains("bad.jsonl:1") && err.contains("not a bench measurement"), "{err}");
 }
 
@@ -299,7 +332,7 @@ fn plan_says_what_fits_a_card() {
 #[test]
 fn compile_witness_and_prove_from_files() {
     use ark_serialize::CanonicalDeserialize;
-    use g16_core::{CheckedKey, Curve, Fr, Proof};
+    use g16::{CheckedKey, Curve, Fr, Proof};
     use std::str::FromStr;
 
     let sb = Sandbox::new("compiled");
@@ -333,10 +366,10 @@ fn compile_witness_and_prove_from_files() {
 
     let run = |args: Vec<String>| sb.fails(&args.iter().map(String::as_str).collect::<Vec<_>>());
     // A witness that does not satisfy the circuit: the first failing constraint, before any MSM.
-    let mut z = g16_core::circom::read_wtns(&std::fs::read(sb.path("w.wtns")).unwrap()).unwrap();
+    let mut z = g16::circom::read_wtns(&std::fs::read(sb.path("w.wtns")).unwrap()).unwrap();
     let last = z.len() - 1;
     z[last] += Fr::from(1u64);
-    std::fs::write(sb.path("bad.wtns"), g16_core::circom::write_wtns(&z)).unwrap();
+    std::fs::write(sb.path("bad.wtns"), g16::circom::write_wtns(&z)).unwrap();
     let err = run(prove("k.pk", "bad.wtns", "bad"));
     assert!(err.contains("does not satisfy the circuit: constraint"), "{err}");
     // A witness of another circuit (its length differs).

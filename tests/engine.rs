@@ -18,19 +18,20 @@ use std::time::Duration;
 use ark_ff::UniformRand;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 use common::{fresh_rng, setup};
-use g16_core::backend::{
+use g16::backend::{
     Backend, BackendError, BackendId, BackendInfo, BackendKind, CpuBackend, G1Bases, G2Bases, NttKind, ScalarBuffer,
     Scalars,
 };
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::engine::{
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::engine::{
     partition_bytes, resident_bytes, Engine, EngineConfig, EngineDevice, EngineError, JobHandle, JobOutput, LockDesign,
     Partition, Stage,
 };
-use g16_core::prover::{synthesize, ProveError, Prover};
-use g16_core::timeline::report::names;
-use g16_core::timeline::{chrome, text, DeviceSpan, Event, EventKind, Layer, Report, Timeline};
-use g16_core::{CheckedKey, Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof};
+use g16::compiled::ShapeMismatch;
+use g16::prover::{synthesize, ProveError, Prover, Randomness};
+use g16::timeline::report::names;
+use g16::timeline::{chrome, text, DeviceSpan, Event, EventKind, Layer, Report, Timeline};
+use g16::{CheckedKey, Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof};
 use rand_chacha::ChaCha20Rng;
 
 /// Long enough for any healthy run on a loaded 2-core machine; reaching it means a deadlock.
@@ -197,14 +198,14 @@ type Spec = (u64, Fr, Fr);
 /// A job of good partitions: (seed, r, s) each, and the partitions themselves.
 fn good_job(rng: &mut ChaCha20Rng, seeds: std::ops::Range<u64>) -> (Vec<Spec>, Vec<Partition>) {
     let specs: Vec<Spec> = seeds.map(|seed| (seed, Fr::rand(rng), Fr::rand(rng))).collect();
-    let partitions = specs.iter().map(|&(seed, r, s)| Partition::circuit(circuit(seed), r, s)).collect();
+    let partitions = specs.iter().map(|&(seed, r, s)| Partition::circuit(circuit(seed)).with_randomness(Randomness::fixed_for_tests(r, s))).collect();
     (specs, partitions)
 }
 
 /// The single-threaded proofs of a job's partitions, on a backend of their own.
 struct Reference {
     backend: CpuBackend,
-    key: g16_core::PreparedKey,
+    key: g16::PreparedKey,
 }
 
 impl Reference {
@@ -215,7 +216,7 @@ impl Reference {
     }
 
     fn proof(&self, seed: u64, r: Fr, s: Fr) -> Proof {
-        Prover::new(&self.backend).prove(&self.key, circuit(seed), r, s, &Timeline::disabled()).expect("reference")
+        Prover::new(&self.backend).prove_with(&self.key, circuit(seed), Randomness::fixed_for_tests(r, s), &Timeline::disabled()).expect("reference")
     }
 
     /// Every proof present, verified, for its own instance, and equal to the reference.
@@ -512,16 +513,16 @@ fn failures_fail_exactly_their_job_and_no_worker_is_lost() {
             (specs, partitions)
         };
         let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-        let device_panic = Partition::new(r, s, move || {
+        let device_panic = Partition::new(move || {
             let mut syn = synthesize(circuit(77))?;
             syn.assignment[1] = marker;
             Ok(syn)
-        });
-        let wrong_shape = Partition::circuit(BuiltinCircuit::new(CircuitKind::Synthetic, SIZE + 1, 3).unwrap(), r, s);
+        }).with_randomness(Randomness::fixed_for_tests(r, s));
+        let wrong_shape = Partition::circuit(BuiltinCircuit::new(CircuitKind::Synthetic, SIZE + 1, 3).unwrap()).with_randomness(Randomness::fixed_for_tests(r, s));
         let jobs = vec![
             faulty(&mut rng, 100, None),
-            faulty(&mut rng, 200, Some(Partition::circuit(Failing, r, s))),
-            faulty(&mut rng, 300, Some(Partition::new(r, s, || panic!("planted panic in synthesis")))),
+            faulty(&mut rng, 200, Some(Partition::circuit(Failing).with_randomness(Randomness::fixed_for_tests(r, s)))),
+            faulty(&mut rng, 300, Some(Partition::new(|| panic!("planted panic in synthesis")).with_randomness(Randomness::fixed_for_tests(r, s)))),
             faulty(&mut rng, 400, Some(device_panic)),
             faulty(&mut rng, 500, Some(wrong_shape)),
             faulty(&mut rng, 600, None),
@@ -562,7 +563,7 @@ fn failures_fail_exactly_their_job_and_no_worker_is_lost() {
             other => panic!("{lock}: panicking device work: {other:?}"),
         }
         match &results[4] {
-            Err(e @ EngineError::Partition { stage: Stage::Device, source: ProveError::KeyMismatch { .. }, .. }) => {
+            Err(e @ EngineError::Partition { stage: Stage::Device, source: ProveError::Shape(ShapeMismatch::Key { .. }), .. }) => {
                 assert_eq!(e.partition(), Some((ids[4], bad)));
                 assert!(e.to_string().contains("does not match"), "a clear message: {e}");
             }
@@ -679,8 +680,8 @@ fn a_key_or_circuit_that_cannot_fit_a_gpu_is_refused_with_its_plan() {
     let prover = Prover::new(&large);
     let prepared = prover.prepare(&pk).expect("fits");
     let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
-    let proof = prover.prove(&prepared, circuit(3), r, s, &Timeline::disabled()).expect("proof");
-    assert!(g16_core::prover::verify(&prepared, &proof, &circuit(3).public_inputs()).unwrap());
+    let proof = prover.prove_with(&prepared, circuit(3), Randomness::fixed_for_tests(r, s), &Timeline::disabled()).expect("proof");
+    assert!(g16::prover::verify(&prepared, &proof, &circuit(3).public_inputs()).unwrap());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -697,10 +698,10 @@ fn dropping_the_engine_cancels_and_shutdown_drains() {
     let engine = Engine::start(cpu_devices(1, &pk, &tl), config(LockDesign::Split, 1, 1, 1), &tl).unwrap();
     let partitions: Vec<Partition> = (0..20)
         .map(|seed| {
-            Partition::new(Fr::rand(&mut rng), Fr::rand(&mut rng), move || {
+            Partition::new(move || {
                 std::thread::sleep(Duration::from_millis(30));
                 synthesize(circuit(seed))
-            })
+            }).with_randomness(Randomness::fixed_for_tests(Fr::rand(&mut rng), Fr::rand(&mut rng)))
         })
         .collect();
     let handle = engine.submit(partitions).unwrap();
@@ -808,14 +809,14 @@ fn prove_partitions_writes_a_trace_with_every_stage_per_partition() {
     let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("t.json")).unwrap()).unwrap();
     let trace_events = trace["traceEvents"].as_array().expect("traceEvents");
     assert!(trace_events.iter().all(|e| e["ph"].is_string() && e["pid"].is_number() && e["tid"].is_number()));
-    let events = g16_core::timeline::read_file(&dir.join("t.json")).unwrap();
+    let events = g16::timeline::read_file(&dir.join("t.json")).unwrap();
     let by_partition = partition_events(&events);
     for p in 0..10 {
         let what = format!("partition {p}");
         assert_every_boundary(by_partition.get(&(1, p)).expect(&what), LockDesign::Split, &what);
     }
     // The same events (the two readers may order events of equal timestamps differently).
-    let mut from_text = g16_core::timeline::read_file(&dir.join("t.txt")).unwrap();
+    let mut from_text = g16::timeline::read_file(&dir.join("t.txt")).unwrap();
     let mut from_trace = events.clone();
     from_text.sort_by_key(event_key);
     from_trace.sort_by_key(event_key);
@@ -851,7 +852,7 @@ fn prove_partitions_writes_a_trace_with_every_stage_per_partition() {
 
 #[test]
 fn compiled_partitions_prove_what_full_synthesis_proves() {
-    use g16_core::compiled::{compile, witness};
+    use g16::compiled::{compile, witness};
     let mut rng = fresh_rng("compiled partitions");
     let pk = key(&mut rng);
     let reference = Reference::new(&pk);
@@ -868,9 +869,9 @@ fn compiled_partitions_prove_what_full_synthesis_proves() {
         let partitions = specs
             .iter()
             .map(|&(seed, r, s)| match seed % 3 {
-                0 => Partition::witness_of(circuit(seed), r, s),
-                1 => Partition::assignment(witness(circuit(seed)).expect("witness"), r, s),
-                _ => Partition::circuit(circuit(seed), r, s),
+                0 => Partition::witness_of(circuit(seed)).with_randomness(Randomness::fixed_for_tests(r, s)),
+                1 => Partition::assignment(witness(circuit(seed)).expect("witness")).with_randomness(Randomness::fixed_for_tests(r, s)),
+                _ => Partition::circuit(circuit(seed)).with_randomness(Randomness::fixed_for_tests(r, s)),
             })
             .collect();
         let out = wait(engine.submit(partitions).unwrap()).unwrap_or_else(|e| panic!("{lock}: {e}"));
@@ -879,7 +880,7 @@ fn compiled_partitions_prove_what_full_synthesis_proves() {
         let mut bad = witness(circuit(1)).expect("witness");
         let last = bad.len() - 1;
         bad[last] += Fr::from(1u64);
-        let err = wait(engine.submit(vec![Partition::assignment(bad, Fr::from(1u64), Fr::from(2u64))]).unwrap())
+        let err = wait(engine.submit(vec![Partition::assignment(bad).with_randomness(Randomness::fixed_for_tests(Fr::from(1u64), Fr::from(2u64)))]).unwrap())
             .expect_err("an unsatisfied assignment");
         assert!(err.to_string().contains("does not satisfy"), "{lock}: {err}");
         engine.shutdown();
@@ -887,5 +888,5 @@ fn compiled_partitions_prove_what_full_synthesis_proves() {
     // A circuit of another shape is refused when the device is prepared.
     let other = compile(BuiltinCircuit::new(CircuitKind::Synthetic, SIZE + 1, 0).unwrap()).unwrap();
     let refused = EngineDevice::prepare_compiled("cpu:0", CpuBackend::new(), &pk, &other, &Timeline::disabled());
-    assert!(matches!(refused, Err(EngineError::Device { source: ProveError::KeyMismatch { .. }, .. })));
+    assert!(matches!(refused, Err(EngineError::Device { source: ProveError::Shape(ShapeMismatch::Key { .. }), .. })));
 }

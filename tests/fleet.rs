@@ -26,7 +26,7 @@ fn fleet(url: &str, lease_secs: &str) -> Vec<Server> {
 
 /// The small circuit's witness, raw, as the store keeps it.
 fn small_raw() -> Vec<u8> {
-    let z = g16_core::circom::read_wtns(&small_wtns()).unwrap();
+    let z = g16::circom::read_wtns(&small_wtns()).unwrap();
     g16_service::witness::to_raw(&z)
 }
 
@@ -40,7 +40,7 @@ fn load_from_many_clients_completes_every_job_once_in_priority_order() {
     let queued: Vec<(JobId, Priority)> = rt.block_on(async {
         let store = PgStore::connect(&url).await.unwrap();
         let package = g16_service::package::encode(proto::PackageKind::Zkey, 0, &small_zkey());
-        let digest = g16_core::key_store::digest_bytes(&package);
+        let digest = g16::key_store::digest_bytes(&package);
         store.put_circuit(CircuitRecord { name: "small".into(), digest, package }).await.unwrap();
         let mut jobs = Vec::new();
         for i in 0..200 {
@@ -138,7 +138,7 @@ fn a_killed_server_a_restarted_database_and_a_lost_client_lose_nothing() {
         let mut bytes = circuit.clone();
         bytes.extend_from_slice(&key);
         let package = g16_service::package::encode(proto::PackageKind::Compiled, circuit.len() as u64, &bytes);
-        let digest = g16_core::key_store::digest_bytes(&package);
+        let digest = g16::key_store::digest_bytes(&package);
         store.put_circuit(CircuitRecord { name: "poseidon-12".into(), digest, package }).await.unwrap();
         let mut ids = Vec::new();
         for _ in 0..40 {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use g16_client::proto::{self, JobState};
 use g16_client::tonic::Code;
 use g16_client::{Client, Priority, ProveOptions, TimelineFormat, WitnessFormat};
-use g16_core::Fr;
+use g16::Fr;
 use server::{compiled_package, small_vk, small_wtns, small_zkey, verify, Server};
 use tokio_stream::StreamExt;
 

@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
-use g16_core::backend::msm_plan::MsmTuning;
-use g16_core::backend::{
+use g16_backend::msm_plan::MsmTuning;
+use g16_backend::{
     check_msm, check_ntt_len, check_range, check_same_len, check_spmv, Backend, BackendId, BackendInfo, BackendKind,
     BackendResult, G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix,
 };
-use g16_core::timeline::{current_span, DeviceSpan};
-use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use g16_backend::timeline::{current_span, DeviceSpan};
+use g16_backend::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{FrBuffer, G1Buffer, G2Buffer};
 use crate::device::CudaDevice;

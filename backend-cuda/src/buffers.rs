@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use ark_ec::short_weierstrass::SWCurveConfig;
 use cudarc::driver::CudaSlice;
-use g16_core::backend::msm_plan::Layout;
+use g16_backend::msm_plan::Layout;
 
 use crate::device::{lock, CudaDevice};
 use crate::error::CudaError;
@@ -21,7 +21,7 @@ pub(crate) struct FrBuffer {
 impl FrBuffer {
     /// `len` zeros.
     pub fn zeros(dev: &CudaDevice, len: usize) -> Result<FrBuffer, CudaError> {
-        Ok(FrBuffer { data: dev.alloc_zeros("scalars", len * g16_core::backend::limbs::FR_WORDS)?, len })
+        Ok(FrBuffer { data: dev.alloc_zeros("scalars", len * g16_backend::limbs::FR_WORDS)?, len })
     }
 }
 

@@ -17,7 +17,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use g16_core::timeline::{DeviceSpan, SpanId};
+use g16_backend::timeline::{DeviceSpan, SpanId};
 
 use crate::compile::{compile_cached, nvrtc_present, nvrtc_version, programs};
 use crate::error::{during, CudaError};

@@ -2,7 +2,7 @@
 //! by `From`.
 
 use cudarc::driver::{result::DriverError, sys::CUresult};
-use g16_core::backend::{BackendError, BackendKind};
+use g16_backend::{BackendError, BackendKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CudaError {

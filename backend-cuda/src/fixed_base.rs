@@ -1,5 +1,5 @@
 //! Fixed-base scalar multiplication (key generation) over a host-built table
-//! (g16_core::backend::fixed_base; kernels: `kernels/msm/fixed_base.cu`).
+//! (g16_backend::fixed_base; kernels: `kernels/msm/fixed_base.cu`).
 //!
 //! One call: the table of the base's multiples for the call's total count, uploaded once; then
 //! launches of at most [`LAUNCH`] points, each: its scalars staged in canonical form, one
@@ -10,10 +10,10 @@ use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
-use g16_core::backend::fixed_base::{self, FixedBasePlan};
-use g16_core::backend::limbs::{self, FR_WORDS};
-use g16_core::timeline::SpanId;
-use g16_core::Fr;
+use g16_backend::fixed_base::{self, FixedBasePlan};
+use g16_backend::limbs::{self, FR_WORDS};
+use g16_backend::timeline::SpanId;
+use g16_backend::Fr;
 
 use crate::device::{Arg, CudaDevice};
 use crate::error::CudaError;

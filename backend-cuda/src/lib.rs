@@ -1,7 +1,7 @@
 //! g16-cuda: g16's CUDA backend.
 //!
 //! Design rules:
-//! - It implements `g16_core`'s `Backend` trait ([`CudaBackend`]) and depends on nothing of
+//! - It implements `g16_backend`'s `Backend` trait ([`CudaBackend`]) and depends on nothing of
 //!   g16 but that contract. Its settings are one [`CudaOptions`], read when a device opens;
 //!   it reads no environment.
 //! - libcuda and libnvrtc are loaded at run time and checked before first use; every failure

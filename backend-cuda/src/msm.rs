@@ -1,7 +1,7 @@
 //! MSM on G1 and G2: Pippenger with signed window digits (kernels: `kernels/msm/`, whose
 //! headers document the phases).
 //!
-//! The window and layout come from `g16_core`'s [`Planner`]: the windowed layout's width from
+//! The window and layout come from `g16_backend`'s [`Planner`]: the windowed layout's width from
 //! the scalars' count (at most 16 bits), and for base vectors of 2^18 to 2^23 points shifted
 //! bases (`kernels/msm/table.cu`) made at upload, whose shared layout an MSM takes where it
 //! counts less work. An MSM runs four phases on the compute stream, each a device span under
@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ark_bls12_381::{g1, g2, Fr};
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ff::{AdditiveGroup, Zero};
-use g16_core::backend::limbs::{self, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
-use g16_core::backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
-use g16_core::timeline::SpanId;
+use g16_backend::limbs::{self, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
+use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
+use g16_backend::timeline::SpanId;
 
 use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
 use crate::device::{Arg, CudaDevice};

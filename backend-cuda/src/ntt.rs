@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use ark_bls12_381::Fr;
 use ark_ff::{FftField, Field};
 use cudarc::driver::CudaSlice;
-use g16_core::backend::limbs::{fr_to_words, FR_WORDS};
-use g16_core::backend::ntt_plan::balanced_passes;
-use g16_core::backend::NttKind;
-use g16_core::timeline::SpanId;
+use g16_backend::limbs::{fr_to_words, FR_WORDS};
+use g16_backend::ntt_plan::balanced_passes;
+use g16_backend::NttKind;
+use g16_backend::timeline::SpanId;
 
 use crate::buffers::FrBuffer;
 use crate::device::{lock, Arg, CudaDevice};
@@ -208,7 +208,7 @@ impl Ntt {
     }
 
     /// In place, natural order in and out; the length is a power of two from 2 to
-    /// 2^MAX_NTT_LOG2 (`g16_core::backend::check_ntt_len`).
+    /// 2^MAX_NTT_LOG2 (`g16_backend::check_ntt_len`).
     pub fn run(
         &self,
         dev: &CudaDevice,

@@ -1,15 +1,15 @@
 //! Sparse matrices on the device, their products with a vector and the R1CS check (kernels:
 //! `kernels/r1cs/`, whose headers say how they map rows to threads).
 //!
-//! A matrix is held as `g16_core`'s packed words ([`PackedMatrix`]) in one allocation, uploaded
+//! A matrix is held as `g16_backend`'s packed words ([`PackedMatrix`]) in one allocation, uploaded
 //! through the staging layer's copy stream like a key's bases and resident from then on. A
 //! product is the device span `spmv` (two launches: short rows a thread each, long rows a block
 //! each); the check is the span `r1cs_check` (one launch, one word read back).
 
 use cudarc::driver::CudaSlice;
-use g16_core::backend::sparse::packed::{PackedLayout, PackedMatrix};
-use g16_core::backend::{BackendResult, SparseMatrix};
-use g16_core::timeline::SpanId;
+use g16_backend::sparse::packed::{PackedLayout, PackedMatrix};
+use g16_backend::{BackendResult, SparseMatrix};
+use g16_backend::timeline::SpanId;
 
 use crate::buffers::FrBuffer;
 use crate::device::{Arg, CudaDevice};

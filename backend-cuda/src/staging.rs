@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use ark_bls12_381::Fr;
 use cudarc::driver::{result as cu, sys, CudaEvent, CudaSlice, PinnedHostSlice};
-use g16_core::backend::limbs::{self, FR_WORDS};
-use g16_core::timeline::SpanId;
+use g16_backend::limbs::{self, FR_WORDS};
+use g16_backend::timeline::SpanId;
 use rayon::prelude::*;
 
 use crate::buffers::FrBuffer;

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{sys::CUevent_flags, CudaContext, CudaEvent, CudaStream};
-use g16_core::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
+use g16_backend::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
 
 use crate::error::{during, CudaError};
 

@@ -11,18 +11,18 @@ fn options() -> CudaOptions {
     CudaOptions { cache_dir: Some(cache_dir), ..CudaOptions::default() }
 }
 
-g16_core::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options()));
+g16_backend::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options()));
 
 // --- CUDA-specific checks: what the shared suite does not reach --------------------------------
 
 use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, One, UniformRand};
-use g16_core::backend::msm_plan::MsmTuning;
-use g16_core::backend::{Backend, NttKind, Scalars};
-use g16_core::conformance::{self, open_or_skip};
-use g16_core::sample::{random_points, random_scalars, test_rng};
-use g16_core::timeline::{Layer, Timeline};
-use g16_core::{Fr, G1Projective, G2Projective};
+use g16_backend::msm_plan::MsmTuning;
+use g16_backend::{Backend, NttKind, Scalars};
+use g16_backend::conformance::{self, open_or_skip};
+use g16_backend::sample::{random_points, random_scalars, test_rng};
+use g16_backend::timeline::{Layer, Timeline};
+use g16_backend::{Fr, G1Projective, G2Projective};
 
 fn cuda() -> Option<CudaBackend> {
     open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options()))
@@ -83,7 +83,7 @@ fn large_ntt_round_trips_and_matches_the_cpu() {
     let log = if large() { 24 } else { 16 };
     let n = 1usize << log;
     let input = random_scalars(n, &mut rng);
-    let cpu = g16_core::backend::CpuBackend::new();
+    let cpu = g16_backend::CpuBackend::new();
     for kind in [NttKind::CosetForward, NttKind::Inverse] {
         let mut d = b.upload_scalars(&input).unwrap();
         b.ntt(&mut d, kind).unwrap();
@@ -107,9 +107,9 @@ fn msm_phases_are_timed_inside_their_host_span() {
     b.drain_device_spans();
     let tl = Timeline::new();
     let guard = tl.span(Layer::Prover, "outer");
-    let (id, host_start) = (guard.id(), g16_core::timeline::now_ns());
+    let (id, host_start) = (guard.id(), g16_backend::timeline::now_ns());
     let _ = b.msm_g1(&bases, Scalars::Device(&scalars, 0..n)).unwrap();
-    let host_end = g16_core::timeline::now_ns();
+    let host_end = g16_backend::timeline::now_ns();
     drop(guard);
     let spans = b.drain_device_spans();
     for phase in ["msm_g1", "msm_g1.digits", "msm_g1.sort", "msm_g1.accumulate", "msm_g1.reduce"] {
@@ -154,7 +154,7 @@ fn sparse_products_and_the_check_are_exact_and_timed() {
             (0..len).map(|_| (k(&mut rng), (u64::rand(&mut rng) % rows as u64) as usize)).collect()
         })
         .collect();
-    let m = g16_core::backend::SparseMatrix::from_rows(rows, data.iter().map(Vec::as_slice)).unwrap();
+    let m = g16_backend::SparseMatrix::from_rows(rows, data.iter().map(Vec::as_slice)).unwrap();
     let z = random_scalars(rows, &mut rng);
     let mut want = vec![Fr::from(0u64); rows];
     m.mul_vector_into(&z, &mut want);

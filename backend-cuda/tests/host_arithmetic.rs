@@ -14,11 +14,11 @@ use common::cxx;
 use ark_bls12_381::{Fq, Fq2, Fr, G1Projective, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup};
 use ark_ff::{Field, PrimeField, UniformRand, Zero};
-use g16_core::backend::limbs::{
+use g16_backend::limbs::{
     fq_from_words, fq_to_words, fr_from_words, fr_to_words, g1_to_words, g1_xyzz_to_projective, g2_to_words,
     g2_xyzz_to_projective, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS,
 };
-use g16_core::sample::test_rng;
+use g16_backend::sample::test_rng;
 
 const HARNESS: &str = r#"
 #include <cstdio>

@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use g16_core::backend::{
+use g16_backend::{
     check_msm, check_range, check_same_len, check_spmv, Backend, BackendId, BackendInfo, BackendKind, BackendResult,
     G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix, SOFTWARE_ADAPTER,
 };
-use g16_core::timeline::{current_span, DeviceSpan};
-use g16_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use g16_backend::timeline::{current_span, DeviceSpan};
+use g16_backend::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{Elem, FrBuffer, G1Buffer, G2Buffer, Memory};
 use crate::compile::{CurvePrograms, Pipelines};

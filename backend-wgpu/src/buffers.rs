@@ -21,8 +21,8 @@ use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
-use g16_core::backend::limbs;
-use g16_core::backend::msm_plan::Layout;
+use g16_backend::limbs;
+use g16_backend::msm_plan::Layout;
 
 use crate::device::{lock, WgpuDevice};
 use crate::error::WgpuError;
@@ -30,7 +30,7 @@ use crate::error::WgpuError;
 /// Storage bindings per split array: its elements may span up to this many buffers.
 pub const SPLIT_SLOTS: usize = 4;
 
-/// What a storage array holds, element by element (g16_core's limb layouts).
+/// What a storage array holds, element by element (g16_backend's limb layouts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Elem {
     U32,

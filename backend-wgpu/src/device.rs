@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use g16_core::backend::msm_plan::MsmTuning;
+use g16_backend::msm_plan::MsmTuning;
 use wgpu::util::DeviceExt;
 
 use crate::error::WgpuError;

@@ -2,7 +2,7 @@
 //! guessing. wgpu's own validation errors are captured (device.rs) and arrive here as
 //! [`WgpuError::Device`], never as panics.
 
-use g16_core::backend::{BackendError, BackendKind};
+use g16_backend::{BackendError, BackendKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WgpuError {

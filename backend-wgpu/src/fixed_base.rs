@@ -1,5 +1,5 @@
 //! Fixed-base scalar multiplication (key generation) over a host-built table
-//! (g16_core::backend::fixed_base; kernel: shaders/msm/fixed_base.wgsl).
+//! (g16_backend::fixed_base; kernel: shaders/msm/fixed_base.wgsl).
 //!
 //! One call: the table of the base's multiples for the call's total count, uploaded once as a
 //! split array; then launches of at most [`LAUNCH`] points (fewer where a launch's scalars,
@@ -13,9 +13,9 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
-use g16_core::backend::fixed_base::{self, FixedBasePlan};
-use g16_core::backend::limbs::FR_WORDS;
-use g16_core::Fr;
+use g16_backend::fixed_base::{self, FixedBasePlan};
+use g16_backend::limbs::FR_WORDS;
+use g16_backend::Fr;
 
 use crate::buffers::{Curve, Group, Memory};
 use crate::compile::{CurvePrograms, Module, ParamBlock, Pipelines, Res};

@@ -1,7 +1,7 @@
 //! g16-wgpu: g16's WGSL backend, on wgpu.
 //!
 //! Design rules:
-//! - It implements `g16_core`'s `Backend` trait ([`WgpuBackend`]) and depends on nothing of
+//! - It implements `g16_backend`'s `Backend` trait ([`WgpuBackend`]) and depends on nothing of
 //!   g16 but that contract; every setting is a field of [`WgpuOptions`], read once when the
 //!   device opens.
 //! - Layers only look down: `backend` uses `ntt`, `msm`, `fixed_base` and `sparse`, which use `timing`,

@@ -4,7 +4,7 @@
 //! The host only combines the window sums (nwin points, c doublings between them) and checks
 //! that the result is on the curve.
 //!
-//! Planning is `g16_core::backend::msm_plan`'s, with this backend's measured weights
+//! Planning is `g16_backend::msm_plan`'s, with this backend's measured weights
 //! ([`WINDOW_PER_BUCKET`], [`TABLE_PER_BUCKET`]). Base vectors in the planner's range get
 //! shifted bases at upload (shaders/msm/table.wgsl): every window's digit then goes into one
 //! shared set of buckets, one set to fill, scan and reduce instead of one a window.
@@ -20,9 +20,9 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AdditiveGroup;
 use ark_ff::Zero;
 
-use g16_core::backend::limbs::on_curve;
-use g16_core::backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
-use g16_core::backend::{check_range, BackendError};
+use g16_backend::limbs::on_curve;
+use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
+use g16_backend::{check_range, BackendError};
 
 use crate::buffers::{Bases, Chunked, Curve, FrBuffer, Group, Memory, Scratch, Shifted};
 use crate::compile::{CurvePrograms, Kernel, Module, ParamBlock, Pipelines, Res};
@@ -584,7 +584,7 @@ mod tests {
     use ark_bls12_381::{g1, Fq, G1Projective};
     use ark_ec::{CurveGroup, PrimeGroup};
     use ark_ff::Field;
-    use g16_core::backend::limbs::{fq_to_words, G1_XYZZ_WORDS};
+    use g16_backend::limbs::{fq_to_words, G1_XYZZ_WORDS};
 
     fn planner(tuning: MsmTuning) -> Planner {
         Planner {

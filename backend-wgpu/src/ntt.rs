@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex};
 use ark_ff::{FftField, Field};
 use rayon::prelude::*;
 
-use g16_core::backend::limbs::{fr_to_words, to_words, FR_WORDS};
-use g16_core::backend::ntt_plan::balanced_passes;
-use g16_core::backend::{check_ntt_len, check_same_len, NttKind};
-use g16_core::Fr;
+use g16_backend::limbs::{fr_to_words, to_words, FR_WORDS};
+use g16_backend::ntt_plan::balanced_passes;
+use g16_backend::{check_ntt_len, check_same_len, NttKind};
+use g16_backend::Fr;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
 use crate::compile::{Module, NttTile, Pipelines, Res};

@@ -1,15 +1,15 @@
 //! Sparse matrices on the device, their products with a vector and the R1CS check (shaders:
 //! `shaders/r1cs/`, whose headers say how they map rows to threads).
 //!
-//! A matrix is held as `g16_core`'s packed words ([`PackedMatrix`]), one `U32` array split
+//! A matrix is held as `g16_backend`'s packed words ([`PackedMatrix`]), one `U32` array split
 //! over bindings like any large array, and stays resident. A product is one pass, the device
 //! span `spmv` (short rows a thread each, long rows a workgroup each); the check is one pass,
 //! `r1cs_check`, of one dispatch a chunk of the vectors, and one word read back.
 
 use std::sync::Arc;
 
-use g16_core::backend::sparse::packed::{PackedLayout, PackedMatrix};
-use g16_core::backend::SparseMatrix;
+use g16_backend::sparse::packed::{PackedLayout, PackedMatrix};
+use g16_backend::SparseMatrix;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
 use crate::compile::{Module, Pipelines, Res};

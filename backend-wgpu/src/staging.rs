@@ -1,12 +1,12 @@
 //! Moving data between the host and the device: writes into split arrays, read-backs through
-//! a mappable buffer, and the scalar and point conversions (g16_core's limb layouts, so a
+//! a mappable buffer, and the scalar and point conversions (g16_backend's limb layouts, so a
 //! transfer reinterprets limbs and never computes).
 
 use ark_ec::short_weierstrass::Affine;
 use rayon::prelude::*;
 
-use g16_core::backend::limbs::{fr_from_words, fr_to_words, to_words, FR_WORDS};
-use g16_core::Fr;
+use g16_backend::limbs::{fr_from_words, fr_to_words, to_words, FR_WORDS};
+use g16_backend::Fr;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Group, Memory};
 use crate::device::WgpuDevice;

@@ -17,8 +17,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use g16_core::backend::BackendId;
-use g16_core::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
+use g16_backend::BackendId;
+use g16_backend::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
 
 use crate::device::{lock, WgpuDevice};
 use crate::error::WgpuError;

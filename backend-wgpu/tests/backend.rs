@@ -2,10 +2,10 @@
 //! adapter elsewhere), once per arithmetic path: SHADER_INT64 where the adapter has it, and
 //! 32-bit limbs forced. `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
 
-use g16_core::conformance;
+use g16_backend::conformance;
 use g16_wgpu::{WgpuBackend, WgpuOptions};
 
-g16_core::conformance_tests!(
+g16_backend::conformance_tests!(
     "wgpu",
     "G16_REQUIRE_WGPU",
     WgpuBackend::open(&WgpuOptions::default()),
@@ -14,10 +14,10 @@ g16_core::conformance_tests!(
 
 /// The same suite with the 32-bit path forced, whatever the adapter offers.
 mod u32_path {
-    use g16_core::conformance;
+    use g16_backend::conformance;
     use g16_wgpu::{WgpuBackend, WgpuOptions};
 
-    g16_core::conformance_tests!(
+    g16_backend::conformance_tests!(
         "wgpu (32-bit path)",
         "G16_REQUIRE_WGPU",
         WgpuBackend::open(&WgpuOptions { force_u32: true, ..Default::default() }),

@@ -10,12 +10,12 @@ use std::ops::Range;
 use ark_bls12_381::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::UniformRand;
-use g16_core::backend::msm_plan::MsmTuning;
-use g16_core::backend::sparse::packed::PackedMatrix;
-use g16_core::backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SparseMatrix};
-use g16_core::conformance::open_or_skip;
-use g16_core::sample::{random_points, random_scalars, test_rng};
-use g16_core::timeline::{Layer, Timeline};
+use g16_backend::msm_plan::MsmTuning;
+use g16_backend::sparse::packed::PackedMatrix;
+use g16_backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SparseMatrix};
+use g16_backend::conformance::open_or_skip;
+use g16_backend::sample::{random_points, random_scalars, test_rng};
+use g16_backend::timeline::{Layer, Timeline};
 use g16_wgpu::{
     plan_passes, Arith, Elem, G1Buffer, G2Buffer, MemoryBlocks, Module, NttTile, NttTwiddles, WgpuBackend, WgpuOptions,
     SPLIT_SLOTS,
@@ -28,7 +28,7 @@ fn open(options: WgpuOptions) -> Option<WgpuBackend> {
 
 fn reference_ntt(input: &[Fr], kind: NttKind) -> Vec<Fr> {
     let mut v = input.to_vec();
-    g16_core::backend::cpu::ntt_in_place(&mut v, kind).expect("a power-of-two length");
+    g16_backend::domain::ntt_in_place(&mut v, kind).expect("a power-of-two length");
     v
 }
 

@@ -13,11 +13,11 @@ use g16_client::proto::{
     ListCircuitsRequest, PackageKind, ProveChunk, RegisterChunk, ResidentReply, ServerStatus, StatusRequest,
     TimelineFormat, TimelineReply, TimelineRequest, WitnessFormat,
 };
-use g16_core::circom::json::{proof_json, public_json};
-use g16_core::prover::PointChecks;
-use g16_core::timeline::chrome::write_chrome;
-use g16_core::timeline::text::read_text;
-use g16_core::{Backend, Proof};
+use g16::circom::json::{proof_json, public_json};
+use g16::prover::PointChecks;
+use g16::timeline::chrome::write_chrome;
+use g16::timeline::text::read_text;
+use g16::{Backend, Proof};
 use g16_queue::{CircuitRecord, JobId, JobRecord, JobState, NewJob, Outcome, Priority};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Response, Status, Streaming};
@@ -78,7 +78,7 @@ impl<B: Backend + 'static> Api<B> {
                 .await
                 .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
         let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
-        let digest = g16_core::key_store::digest_bytes(&stored);
+        let digest = g16::key_store::digest_bytes(&stored);
         self.state
             .store
             .put_circuit(CircuitRecord { name: header.name.clone(), digest, package: stored })

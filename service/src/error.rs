@@ -10,7 +10,7 @@ pub enum ServiceError {
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: std::net::SocketAddr, source: std::io::Error },
     #[error("the engine did not start: {0}")]
-    Engine(#[from] g16_core::engine::EngineError),
+    Engine(#[from] g16::engine::EngineError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the gRPC server failed: {0}")]

@@ -36,9 +36,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use g16_client::proto::prover_server::ProverServer;
-use g16_core::engine::{Engine, EngineConfig, EngineDevice, LockDesign};
-use g16_core::timeline::Timeline;
-use g16_core::Backend;
+use g16::engine::{Engine, EngineConfig, EngineDevice, LockDesign};
+use g16::timeline::Timeline;
+use g16::Backend;
 use g16_queue::JobStore;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use g16_core::engine::DeviceTime;
+use g16::engine::DeviceTime;
 use g16_queue::{Depth, JobState, Priority};
 
 /// Proof latency buckets, seconds: submission to settled.

@@ -8,12 +8,12 @@
 use std::sync::Arc;
 
 use g16_client::proto::{CircuitInfo, PackageKind};
-use g16_core::circom::Zkey;
-use g16_core::compiled::file::CircuitFile;
-use g16_core::engine::CircuitKey;
-use g16_core::key_store::{digest_bytes, key_digest_of};
-use g16_core::prover::PointChecks;
-use g16_core::CheckedKey;
+use g16::circom::Zkey;
+use g16::compiled::file::CircuitFile;
+use g16::engine::CircuitKey;
+use g16::key_store::{digest_bytes, key_digest_of};
+use g16::prover::PointChecks;
+use g16::CheckedKey;
 
 /// Why a package cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -25,15 +25,15 @@ pub enum PackageError {
     #[error("the circuit file's length ({circuit}) exceeds the package's ({package})")]
     CircuitLength { circuit: u64, package: u64 },
     #[error("the zkey: {0}")]
-    Zkey(#[from] g16_core::circom::CircomError),
+    Zkey(#[from] g16::circom::CircomError),
     #[error("the compiled circuit: {0}")]
-    Circuit(#[from] g16_core::compiled::CompileError),
+    Circuit(#[from] g16::compiled::CompileError),
     #[error("the proving key: {0}")]
-    Key(#[from] g16_core::prover::KeyError),
+    Key(#[from] g16::prover::KeyError),
     #[error("the compiled circuit was made beside another proving key than the one registered with it")]
     KeyDigest,
     #[error("the circuit does not fit its key: {0}")]
-    Mismatch(#[from] g16_core::ProveError),
+    Mismatch(#[from] g16::ProveError),
 }
 
 /// A package as the store keeps it.
@@ -116,13 +116,13 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use ark_serialize::CanonicalSerialize;
-    use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-    use g16_core::sample::g1_outside_subgroup;
+    use g16::circuits::{BuiltinCircuit, CircuitKind};
+    use g16::sample::g1_outside_subgroup;
 
     #[test]
     fn registration_checks_every_point_and_a_package_read_back_from_the_store_only_the_curve() {
         let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, 5, 1).unwrap();
-        let compiled = g16_core::compiled::compile(circuit.clone()).unwrap();
+        let compiled = g16::compiled::compile(circuit.clone()).unwrap();
         let mut pk = CheckedKey::generate(circuit, &mut rand::rngs::OsRng).unwrap().into_inner();
         pk.a_query[1] = g1_outside_subgroup();
         let mut key = Vec::new();

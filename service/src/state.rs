@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use g16_core::engine::{Engine, JobCanceller};
-use g16_core::prover::PointChecks;
-use g16_core::Backend;
+use g16::engine::{Engine, JobCanceller};
+use g16::prover::PointChecks;
+use g16::Backend;
 use g16_queue::{JobId, JobStore};
 use tokio::sync::Notify;
 use tonic::Status;

@@ -4,13 +4,13 @@
 //! it turns it into field elements once, on all its cores.
 
 use g16_client::proto::WitnessFormat;
-use g16_core::circom::{first_non_canonical, values_from_le, values_to_le, wtns_values, VALUE_BYTES};
-use g16_core::Fr;
+use g16::circom::{first_non_canonical, values_from_le, values_to_le, wtns_values, VALUE_BYTES};
+use g16::Fr;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WitnessError {
     #[error("the witness file: {0}")]
-    Wtns(#[from] g16_core::circom::CircomError),
+    Wtns(#[from] g16::circom::CircomError),
     #[error("a raw witness is a whole number of 32-byte elements; {0} bytes is not")]
     RawLength(usize),
     #[error("witness element {0} is not below the scalar field's modulus")]
@@ -86,7 +86,7 @@ mod tests {
         let raw = to_raw(&z);
         assert_eq!(from_raw(&raw).unwrap(), z);
         assert_eq!(to_stored(WitnessFormat::Raw, raw.clone(), z.len()).unwrap(), raw);
-        let wtns = g16_core::circom::write_wtns(&z);
+        let wtns = g16::circom::write_wtns(&z);
         assert_eq!(to_stored(WitnessFormat::Wtns, wtns.clone(), z.len()).unwrap(), raw);
         assert!(matches!(to_stored(WitnessFormat::Wtns, wtns, z.len() - 1), Err(WitnessError::Length { .. })));
         assert!(matches!(to_stored(WitnessFormat::Raw, raw.clone(), z.len() + 1), Err(WitnessError::Length { .. })));

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
-use g16_core::engine::{EngineError, JobOutput, Partition};
-use g16_core::timeline::report::{names, Report};
-use g16_core::timeline::text::write_text;
-use g16_core::timeline::Timeline;
-use g16_core::{Backend, Fr, ProveError};
+use g16::engine::{EngineError, JobOutput, Partition};
+use g16::timeline::report::{names, Report};
+use g16::timeline::text::write_text;
+use g16::timeline::Timeline;
+use g16::{Backend, Fr, ProveError};
 use g16_queue::{JobState, Lease, Outcome, StoreError};
 
 use crate::error::reason;
@@ -153,10 +153,9 @@ async fn prove<B: Backend + 'static>(
     lease: Lease,
     loaded: Arc<crate::package::Loaded>,
 ) -> Outcome {
-    let mut rng = rand::rngs::OsRng;
-    let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    // The proof's (r, s) is drawn from the OS as the partition is made.
     let raw = lease.witness;
-    let partition = Partition::assignment_from(r, s, move || {
+    let partition = Partition::assignment_from(move || {
         witness::from_raw(&raw).map_err(|e| ProveError::Internal(format!("the stored witness: {e}")))
     });
     let tl = Timeline::new();
@@ -180,7 +179,7 @@ async fn prove<B: Backend + 'static>(
     }
 }
 
-fn proved(output: JobOutput, events: &[g16_core::timeline::Event]) -> Outcome {
+fn proved(output: JobOutput, events: &[g16::timeline::Event]) -> Outcome {
     let Some(first) = output.proofs.into_iter().next() else {
         return Outcome::Failed { code: reason::DEVICE.into(), message: "the engine returned no proof".into() };
     };

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use g16::settings::Settings;
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::compiled::file::CircuitFile;
-use g16_core::key_store::KeyStoreError;
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::compiled::file::CircuitFile;
+use g16::key_store::KeyStoreError;
 
 use crate::cli::{progress, CliError};
 

@@ -31,9 +31,9 @@ pub fn run(settings: &Settings) -> Result<(), CliError> {
 }
 
 /// The reason alone, without the "<backend> backend unavailable:" prefix `devices` already shows.
-fn reason(e: &g16_core::BackendError) -> String {
+fn reason(e: &g16::BackendError) -> String {
     match e {
-        g16_core::BackendError::Unavailable { reason, .. } => reason.clone(),
+        g16::BackendError::Unavailable { reason, .. } => reason.clone(),
         other => other.to_string(),
     }
 }

@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
-use g16_core::circom::zkey::read_unchecked;
-use g16_core::circom::{read_wtns, CircomError, FileKind, R1cs};
-use g16_core::compiled::file::{CircuitFile, MAGIC as CIRCUIT_MAGIC};
-use g16_core::compiled::CompiledCircuit;
-use g16_core::prover::{CheckedKey, KeyError, KeyShape, Qap};
+use g16::circom::zkey::read_unchecked;
+use g16::circom::{read_wtns, CircomError, FileKind, R1cs};
+use g16::compiled::file::{CircuitFile, MAGIC as CIRCUIT_MAGIC};
+use g16::compiled::CompiledCircuit;
+use g16::prover::{CheckedKey, KeyError, KeyShape, Qap};
 use sha2::{Digest, Sha256};
 
 use crate::cli::{io_err, CliError};
@@ -68,7 +68,7 @@ pub fn describe(bytes: &[u8]) -> Result<Vec<Line>, CliError> {
         }
         None if bytes.starts_with(CIRCUIT_MAGIC) => {
             let file = CircuitFile::from_bytes(bytes).map_err(CircomError::from)?;
-            lines.push(("format", format!("g16 compiled circuit (version {})", g16_core::compiled::file::VERSION)));
+            lines.push(("format", format!("g16 compiled circuit (version {})", g16::compiled::file::VERSION)));
             lines.push(("curve", "bls12381".into()));
             circuit(&file.circuit, &mut lines);
             let digest = file.key_digest.map(|d| hex(&d)).unwrap_or_else(|| "none".into());

@@ -15,30 +15,30 @@ pub mod serve;
 pub mod setup;
 pub mod stamp;
 
-use g16_core::backend::BackendKind;
-use g16_core::circuits::CircuitKind;
+use g16::backend::BackendKind;
+use g16::circuits::CircuitKind;
 
 /// Everything the CLI can fail with, reported plainly.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error(transparent)]
-    Prove(#[from] g16_core::ProveError),
+    Prove(#[from] g16::ProveError),
     #[error(transparent)]
-    Key(#[from] g16_core::prover::KeyError),
+    Key(#[from] g16::prover::KeyError),
     #[error(transparent)]
-    KeyStore(#[from] g16_core::key_store::KeyStoreError),
+    KeyStore(#[from] g16::key_store::KeyStoreError),
     #[error(transparent)]
-    Backend(#[from] g16_core::BackendError),
+    Backend(#[from] g16::BackendError),
     #[error(transparent)]
-    Circuit(#[from] g16_core::circuits::CircuitError),
+    Circuit(#[from] g16::circuits::CircuitError),
     #[error(transparent)]
-    Timeline(#[from] g16_core::timeline::TimelineError),
+    Timeline(#[from] g16::timeline::TimelineError),
     #[error(transparent)]
-    Engine(#[from] g16_core::engine::EngineError),
+    Engine(#[from] g16::engine::EngineError),
     #[error(transparent)]
     Settings(#[from] g16::settings::SettingsError),
     #[error(transparent)]
-    Circom(#[from] g16_core::circom::CircomError),
+    Circom(#[from] g16::circom::CircomError),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
     #[error(transparent)]
@@ -53,9 +53,9 @@ pub fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CliErro
 }
 
 pub fn parse_circuit(s: &str) -> Result<CircuitKind, String> {
-    s.parse().map_err(|e: g16_core::circuits::CircuitError| e.to_string())
+    s.parse().map_err(|e: g16::circuits::CircuitError| e.to_string())
 }
 
 pub fn parse_backend(s: &str) -> Result<BackendKind, String> {
-    s.parse().map_err(|e: g16_core::BackendError| e.to_string())
+    s.parse().map_err(|e: g16::BackendError| e.to_string())
 }

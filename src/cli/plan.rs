@@ -4,10 +4,10 @@
 
 use g16::backends;
 use g16::settings::Settings;
-use g16_core::backend::{Backend, BackendKind};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::key_store::KeyStoreError;
-use g16_core::prover::memory::{MemoryPlan, Residence};
+use g16::backend::{Backend, BackendKind};
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::key_store::KeyStoreError;
+use g16::prover::memory::{MemoryPlan, Residence};
 
 use crate::cli::CliError;
 
@@ -53,6 +53,6 @@ pub fn run(
             println!("fits {device} ({:.1} GiB)", gib(capacity));
             Ok(())
         }
-        Err(e) => Err(g16_core::ProveError::from(e).into()),
+        Err(e) => Err(g16::ProveError::from(e).into()),
     }
 }

@@ -11,15 +11,15 @@ use std::time::Duration;
 use ark_ff::UniformRand;
 use g16::backends::{self as backend, parse_device_list, AnyBackend};
 use g16::settings::Settings;
-use g16_core::backend::{Backend, BackendInfo, BackendKind};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::engine::{
+use g16::backend::{Backend, BackendInfo, BackendKind};
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::engine::{
     default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition,
 };
-use g16_core::key_store::KeyStoreError;
-use g16_core::timeline::{self, Layer, Report, Timeline};
-use g16_core::CheckedKey;
-use g16_core::Fr;
+use g16::key_store::KeyStoreError;
+use g16::timeline::{self, Layer, Report, Timeline};
+use g16::CheckedKey;
+use g16::Fr;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
@@ -287,16 +287,14 @@ fn prove_job(
     for notice in engine.notices() {
         eprintln!("note: {notice}");
     }
-    // The same witnesses and (r, s) for every configuration, so their proofs are the same.
-    let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
+    // The same witnesses for every configuration; each proof's (r, s) drawn from the OS.
     let partitions = (0..args.partitions)
         .map(|p| {
             let circuit = BuiltinCircuit::new(args.circuit, args.size, args.seed + u64::from(p))?;
-            let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
             Ok(if args.compiled() {
-                Partition::assignment_from(r, s, move || circuit.assignment())
+                Partition::assignment_from(move || circuit.assignment())
             } else {
-                Partition::circuit(circuit, r, s)
+                Partition::circuit(circuit)
             })
         })
         .collect::<Result<Vec<_>, CliError>>()?;

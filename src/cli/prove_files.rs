@@ -16,17 +16,17 @@ use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use g16::backends;
 use g16::settings::Settings;
-use g16_core::backend::{Backend, BackendKind};
-use g16_core::circom::json::{proof_json, public_json};
-use g16_core::circom::wtns::{read_wtns_file, write_wtns};
-use g16_core::circom::{CircomError, Zkey};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::compiled::file::CircuitFile;
-use g16_core::compiled::CompiledCircuit;
-use g16_core::key_store::{key_digest_of, KeyStoreError};
-use g16_core::prover::verify;
-use g16_core::timeline::{Layer, Timeline};
-use g16_core::{CheckedKey, Fr, Proof, ProveError, Prover};
+use g16::backend::{Backend, BackendKind};
+use g16::circom::json::{proof_json, public_json};
+use g16::circom::wtns::{read_wtns_file, write_wtns};
+use g16::circom::{CircomError, Zkey};
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::compiled::file::CircuitFile;
+use g16::compiled::CompiledCircuit;
+use g16::key_store::{key_digest_of, KeyStoreError};
+use g16::prover::verify;
+use g16::timeline::{Layer, Timeline};
+use g16::{CheckedKey, Fr, Proof, ProveError, Prover};
 
 use crate::cli::{io_err, CliError};
 
@@ -102,9 +102,7 @@ fn prove_one(
         (prover.prepare(key)?, prover.prepare_circuit(circuit)?)
     };
     let proving = Instant::now();
-    let mut os = rand::rngs::OsRng;
-    let (r, s) = (Fr::rand(&mut os), Fr::rand(&mut os));
-    let proof = prover.prove_assignment(&prepared_key, &prepared_circuit, z, r, s, &tl)?;
+    let proof = prover.prove_assignment(&prepared_key, &prepared_circuit, z, &mut rand::rngs::OsRng, &tl)?;
     let proved = proving.elapsed();
     let public = &z[1..circuit.num_instance()];
     if !verify(&prepared_key, &proof, public)? {

@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 
 use g16::backends;
 use g16::settings::Settings;
-use g16_core::backend::{Backend, BackendKind};
-use g16_core::circom::{write_new_zkey, R1cs};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::compiled::CompiledCircuit;
-use g16_core::key_store::{self, KeyStore};
-use g16_core::prover::Qap;
-use g16_core::{CheckedKey, Timeline};
-use rand::SeedableRng;
+use g16::backend::{Backend, BackendKind};
+use g16::circom::{write_new_zkey, R1cs};
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::compiled::CompiledCircuit;
+use g16::key_store::{self, KeyStore, ToxicWaste};
+use g16::prover::Qap;
+use g16::{CheckedKey, Timeline};
 
 use crate::cli::{progress, CliError};
 
@@ -24,31 +23,34 @@ pub fn run(
     size: u32,
     out: Option<PathBuf>,
     compress: bool,
-    seed: u64,
+    seed: Option<u64>,
     backend: BackendKind,
 ) -> Result<(), CliError> {
+    let waste = toxic_waste(seed);
     let started = std::time::Instant::now();
     let device = backends::open(backend, settings)?;
     let on = device.info();
     let tl = Timeline::new();
     let key = {
         let bar = progress::spinner(format!("setup: {circuit} 2^{size} on {}", on.kind));
-        let key = key_store::generate_on(&device, circuit, size, seed, &tl);
+        let key = key_store::generate_on(&device, circuit, size, waste, &tl);
         bar.finish_and_clear();
         key?
     };
     let store = settings.key_store();
     let stored = store.path(circuit, size);
     let written_in = std::time::Instant::now();
-    // The store holds the seed-0 key that `prove` expects; other seeds go only where asked.
-    if seed == 0 {
+    // The store holds keys from fresh randomness only: a seeded key, which anyone can forge
+    // proofs for, goes only where --out says, never silently under `prove`.
+    let store_it = waste == ToxicWaste::FromOs;
+    if store_it {
         store.store(&key, &stored)?;
     }
     if let Some(out) = &out {
         key.write(out, compress)?;
     }
     let writing = written_in.elapsed().as_secs_f64();
-    let written: Vec<String> = [(seed == 0).then(|| stored.clone()), out]
+    let written: Vec<String> = [store_it.then(|| stored.clone()), out]
         .into_iter()
         .flatten()
         .map(|p: PathBuf| p.display().to_string())
@@ -71,7 +73,7 @@ pub fn run(
 /// Where a setup's time went: the host's compilation and field work, the backend's scalar
 /// multiplications (with their download), and writing the key.
 fn phases(tl: &Timeline, writing: f64) -> String {
-    let report = g16_core::timeline::Report::from_events(&tl.events());
+    let report = g16::timeline::Report::from_events(&tl.events());
     let secs =
         |name: &str| report.spans.iter().filter(|s| s.name == name).map(|s| s.dur_ns()).sum::<u64>() as f64 / 1e9;
     format!(
@@ -85,18 +87,45 @@ fn phases(tl: &Timeline, writing: f64) -> String {
     )
 }
 
-/// The setup of (circuit, size) with its scalar multiplications on `backend`, deterministic in
-/// `seed`, with a spinner.
-pub fn generate_on(backend: &impl Backend, circuit: CircuitKind, size: u32, seed: u64) -> Result<CheckedKey, CliError> {
+/// Where `--seed` says a setup's toxic waste comes from: the OS without it; with it, a seed
+/// that makes the same key anywhere, said loudly on stderr since anyone who knows it can forge
+/// proofs for the key.
+pub fn toxic_waste(seed: Option<u64>) -> ToxicWaste {
+    match seed {
+        None => ToxicWaste::FromOs,
+        Some(seed) => {
+            eprintln!(
+                "warning: --seed {seed}: this key's toxic waste is derived from the seed, so anyone who knows it \
+                 can forge proofs that the key accepts; use it for tests and benchmarks only"
+            );
+            ToxicWaste::Seeded(seed)
+        }
+    }
+}
+
+/// The setup of (circuit, size) with its scalar multiplications on `backend`, with a spinner.
+pub fn generate_on(
+    backend: &impl Backend,
+    circuit: CircuitKind,
+    size: u32,
+    waste: ToxicWaste,
+) -> Result<CheckedKey, CliError> {
     let bar = progress::spinner(format!("setup: {circuit} 2^{size} on {}", backend.info().kind));
-    let key = key_store::generate_on(backend, circuit, size, seed, &Timeline::disabled());
+    let key = key_store::generate_on(backend, circuit, size, waste, &Timeline::disabled());
     bar.finish_and_clear();
     Ok(key?)
 }
 
 /// `g16 setup --zkey`: a new key written as a snarkjs `.zkey`, for a built-in circuit or a
 /// circom `.r1cs`.
-pub fn run_zkey(circuit: CircuitKind, size: u32, r1cs: Option<&Path>, out: &Path, seed: u64) -> Result<(), CliError> {
+pub fn run_zkey(
+    circuit: CircuitKind,
+    size: u32,
+    r1cs: Option<&Path>,
+    out: &Path,
+    seed: Option<u64>,
+) -> Result<(), CliError> {
+    let waste = toxic_waste(seed);
     let started = std::time::Instant::now();
     let compiled = match r1cs {
         Some(path) => R1cs::read(path)?.into_circuit(Qap::Snarkjs)?,
@@ -104,12 +133,11 @@ pub fn run_zkey(circuit: CircuitKind, size: u32, r1cs: Option<&Path>, out: &Path
             let bar = progress::spinner(format!("compile: {circuit} 2^{size}"));
             let compiled = BuiltinCircuit::new(circuit, size, 0)?.compile();
             bar.finish_and_clear();
-            compiled.map_err(g16_core::circom::CircomError::from)?
+            compiled.map_err(g16::circom::CircomError::from)?
         }
     };
     let bar = progress::spinner(format!("setup: {} constraints into {}", compiled.num_constraints(), out.display()));
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    let bytes = write_new_zkey(&compiled, &mut rng)?;
+    let bytes = write_new_zkey(&compiled, &mut waste.rng())?;
     bar.finish_and_clear();
     std::fs::write(out, &bytes).map_err(|e| CliError::Usage(format!("cannot write {}: {e}", out.display())))?;
     println!(

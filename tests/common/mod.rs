@@ -3,7 +3,7 @@
 
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 use ark_relations::lc;
-use g16_core::{CheckedKey, Fr};
+use g16::{CheckedKey, Fr};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 

@@ -12,8 +12,8 @@ use ark_groth16::Groth16;
 use ark_serialize::CanonicalDeserialize;
 use ark_snark::SNARK;
 use g16_client::{Client, JobResult};
-use g16_core::circom::Zkey;
-use g16_core::{Curve, Fr, Proof, VerifyingKey};
+use g16::circom::Zkey;
+use g16::{Curve, Fr, Proof, VerifyingKey};
 
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/circom/fixtures")
@@ -41,15 +41,15 @@ pub fn verify(vk: &VerifyingKey, result: &JobResult) -> bool {
 
 /// A built-in circuit (poseidon, 2^`size`) compiled beside its key: the package's two parts,
 /// one instance's witness, and the key.
-pub fn compiled_package(size: u32) -> (Vec<u8>, Vec<u8>, Vec<Fr>, g16_core::CheckedKey) {
-    use g16_core::circuits::{BuiltinCircuit, CircuitKind};
+pub fn compiled_package(size: u32) -> (Vec<u8>, Vec<u8>, Vec<Fr>, g16::CheckedKey) {
+    use g16::circuits::{BuiltinCircuit, CircuitKind};
     let mut rng = rand::thread_rng();
     let instance = |seed| BuiltinCircuit::new(CircuitKind::Poseidon, size, seed).unwrap();
-    let key = g16_core::CheckedKey::generate(instance(0), &mut rng).unwrap();
-    let circuit = g16_core::compiled::compile(instance(0)).unwrap();
-    let digest = g16_core::key_store::key_digest_of(&key).unwrap();
-    let file = g16_core::compiled::file::CircuitFile { circuit, key_digest: Some(digest) };
-    let z = g16_core::compiled::witness(instance(7)).unwrap();
+    let key = g16::CheckedKey::generate(instance(0), &mut rng).unwrap();
+    let circuit = g16::compiled::compile(instance(0)).unwrap();
+    let digest = g16::key_store::key_digest_of(&key).unwrap();
+    let file = g16::compiled::file::CircuitFile { circuit, key_digest: Some(digest) };
+    let z = g16::compiled::witness(instance(7)).unwrap();
     (file.to_bytes(), key.to_bytes(false).unwrap(), z, key)
 }
 

@@ -9,9 +9,9 @@ use super::*;
 use crate::cxx;
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::{Field, UniformRand, Zero};
-use g16_core::backend::limbs::to_words;
-use g16_core::sample::test_rng;
-use g16_core::{G1Projective, G2Projective};
+use g16_backend::limbs::to_words;
+use g16_backend::sample::test_rng;
+use g16_backend::{G1Projective, G2Projective};
 
 const HARNESS: &str = r#"
 #include <cstdio>

@@ -2,7 +2,7 @@
 //! MSM's own, with their buffers from the MSM's workspace.
 
 use ark_ec::short_weierstrass::SWCurveConfig;
-use g16_core::timeline::SpanId;
+use g16_backend::timeline::SpanId;
 
 use super::{Curve, Msm, MsmPlan, BIG_PIECE, ONES_BLOCKS};
 use crate::device::{Arg, CudaDevice};

@@ -74,8 +74,8 @@ fn split_tables_give_every_power() {
 mod host_emulation {
     use super::*;
     use crate::cxx;
-    use g16_core::backend::{Backend, CpuBackend};
-    use g16_core::sample::{random_scalars, test_rng};
+    use g16_backend::{Backend, CpuBackend};
+    use g16_backend::sample::{random_scalars, test_rng};
 
     const HARNESS: &str = r#"
 #include <algorithm>
@@ -164,7 +164,7 @@ int main() {
             .lines()
             .map(|line| {
                 let w: Vec<u32> = line.split_whitespace().map(|x| u32::from_str_radix(x, 16).expect("hex")).collect();
-                g16_core::backend::limbs::fr_from_words(&w)
+                g16_backend::limbs::fr_from_words(&w)
             })
             .collect()
     }

@@ -1,7 +1,7 @@
 use super::*;
 use ark_ff::{Field, UniformRand, Zero};
-use g16_core::backend::sparse::packed::{SLOT_MINUS_ONE, SLOT_ONE};
-use g16_core::Fr;
+use g16_backend::sparse::packed::{SLOT_MINUS_ONE, SLOT_ONE};
+use g16_backend::Fr;
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 
@@ -61,8 +61,8 @@ fn circuit_rows(rows: usize, columns: usize, rng: &mut ChaCha20Rng) -> Vec<Vec<(
 mod host_emulation {
     use super::*;
     use crate::cxx;
-    use g16_core::backend::limbs::{fr_from_words, fr_to_words, FR_WORDS};
-    use g16_core::sample::{random_scalars, test_rng};
+    use g16_backend::limbs::{fr_from_words, fr_to_words, FR_WORDS};
+    use g16_backend::sample::{random_scalars, test_rng};
 
     const HARNESS: &str = r#"
 #include <condition_variable>

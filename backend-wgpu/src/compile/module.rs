@@ -116,7 +116,7 @@ impl Module {
                 bind("multiples", c.xyzz(), ReadWrite, Plain),
                 bind("prog", U32, Read, Plain),
             ],
-            // The matrix is one array of words (g16_core's packed layout), so that the three
+            // The matrix is one array of words (g16_backend's packed layout), so that the three
             // arrays a product reads and writes fit the twelve storage bindings adapters have.
             Module::Spmv => {
                 vec![bind("out", Fr, ReadWrite, Split), bind("z", Fr, Read, Split), bind("m", U32, Read, Split)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use g16_core::backend::BackendInfo;
+use g16::backend::BackendInfo;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{io_err, stamp, CliError};
@@ -190,7 +190,7 @@ pub fn print_scaling(results: &[Measurement]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use g16_core::backend::{Backend, CpuBackend};
+    use g16::backend::{Backend, CpuBackend};
 
     #[test]
     fn median_of_even_and_odd() {

@@ -41,14 +41,14 @@ use ark_ff::UniformRand;
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use g16::backends::{self as backend, AnyBackend};
 use g16::settings::Settings;
-use g16_core::backend::{Backend, BackendInfo, BackendKind, NttKind, Scalars};
-use g16_core::circuits::{BuiltinCircuit, CircuitKind};
-use g16_core::compiled::CompiledCircuit;
-use g16_core::key_store::{KeyStore, KeyStoreError};
-use g16_core::prover::Prover;
-use g16_core::sample;
-use g16_core::timeline::{Layer, Report, Timeline};
-use g16_core::{CheckedKey, Curve, Fr, G1Projective, G2Projective};
+use g16::backend::{Backend, BackendInfo, BackendKind, NttKind, Scalars};
+use g16::circuits::{BuiltinCircuit, CircuitKind};
+use g16::compiled::CompiledCircuit;
+use g16::key_store::{KeyStore, KeyStoreError, ToxicWaste};
+use g16::prover::Prover;
+use g16::sample;
+use g16::timeline::{Layer, Report, Timeline};
+use g16::{CheckedKey, Curve, Fr, G1Projective, G2Projective};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -79,12 +79,9 @@ pub struct BenchArgs {
     /// Append one JSON line per measurement to FILE.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Where to write the SVG plot of time against size, a line per backend and op.
-    #[arg(long, default_value = "g16-bench.svg")]
-    pub plot: PathBuf,
-    /// Write no plot.
-    #[arg(long)]
-    pub no_plot: bool,
+    /// Write an SVG plot of time against size here, a line per backend and op (none without it).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Measure nothing: read the measurements of a JSON-lines FILE (as --json writes them,
     /// from any number of runs and machines' calls), print time against size with each
     /// doubling's factor, and plot them (--plot).
@@ -174,9 +171,9 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
     if let Some(path) = &args.from_json {
         let results = measurement::read_json(path)?;
         measurement::print_scaling(&results);
-        if !args.no_plot {
-            plot::write_svg(&args.plot, &results)?;
-            println!("wrote plot to {}", args.plot.display());
+        if let Some(plot) = &args.plot {
+            plot::write_svg(plot, &results)?;
+            println!("wrote plot to {}", plot.display());
         }
         return Ok(());
     }
@@ -223,9 +220,9 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
         measurement::append_json(path, &results)?;
         println!("wrote {} measurements to {}", results.len(), path.display());
     }
-    if !args.no_plot {
-        plot::write_svg(&args.plot, &results)?;
-        println!("wrote plot to {}", args.plot.display());
+    if let Some(plot) = &args.plot {
+        plot::write_svg(plot, &results)?;
+        println!("wrote plot to {}", plot.display());
     }
     Ok(())
 }
@@ -458,7 +455,6 @@ fn measure(
             for run in 0..total {
                 let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
                 let public_inputs = circuit.public_inputs();
-                let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
                 let tl = Timeline::new();
                 let given = match op {
                     Op::ProveAssignment => Some(circuit.assignment()?),
@@ -466,16 +462,16 @@ fn measure(
                 };
                 let t = Instant::now();
                 let proof = match (&compiled, given) {
-                    (Some(compiled), Some(z)) => prover.prove_assignment(&key, compiled, &z, r, s, &tl)?,
+                    (Some(compiled), Some(z)) => prover.prove_assignment(&key, compiled, &z, &mut rng, &tl)?,
                     (Some(compiled), None) => {
                         let z = circuit.assignment()?;
-                        prover.prove_assignment(&key, compiled, &z, r, s, &tl)?
+                        prover.prove_assignment(&key, compiled, &z, &mut rng, &tl)?
                     }
-                    (None, _) => prover.prove(&key, circuit, r, s, &tl)?,
+                    (None, _) => prover.prove(&key, circuit, &mut rng, &tl)?,
                 };
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 // Outside the timed call: a proof that does not verify is no measurement.
-                if !g16_core::prover::verify(&key, &proof, &public_inputs)? {
+                if !g16::prover::verify(&key, &proof, &public_inputs)? {
                     return Err(CliError::Usage(format!(
                         "{} 2^{size} on {}: run {run}'s proof does not verify",
                         op_name(op),
@@ -508,7 +504,7 @@ fn measure(
 /// The key of a proof op: from the store (made on `backend` if missing), or made in memory.
 fn key_for(store: &KeyStore, backend: &AnyBackend, args: &BenchArgs, size: u32) -> Result<CheckedKey, CliError> {
     if args.keys_in_memory {
-        setup::generate_on(backend, args.circuit, size, 0)
+        setup::generate_on(backend, args.circuit, size, ToxicWaste::Seeded(0))
     } else {
         setup::stored_or_generated(store, backend, args.circuit, size)
     }
@@ -534,11 +530,11 @@ fn draw(op: Op) -> fn(usize) -> Vec<Fr> {
 
 /// `total` timed MSMs (`msm` over bases `upload` makes resident, timed apart: its ms are
 /// returned), each on fresh scalars already on the device.
-fn time_msms<T: g16_core::backend::Element, P>(
+fn time_msms<T: g16::backend::Element, P>(
     backend: &AnyBackend,
     (n, total, draw): (usize, usize, fn(usize) -> Vec<Fr>),
-    upload: impl FnOnce(&AnyBackend) -> Result<g16_core::backend::DeviceBuffer<T>, g16_core::BackendError>,
-    msm: impl Fn(&AnyBackend, &g16_core::backend::DeviceBuffer<T>, Scalars<'_>) -> Result<P, g16_core::BackendError>,
+    upload: impl FnOnce(&AnyBackend) -> Result<g16::backend::DeviceBuffer<T>, g16::BackendError>,
+    msm: impl Fn(&AnyBackend, &g16::backend::DeviceBuffer<T>, Scalars<'_>) -> Result<P, g16::BackendError>,
     (times, record_spans): (&mut Vec<f64>, &mut impl FnMut()),
 ) -> Result<f64, CliError> {
     let t = Instant::now();
@@ -571,20 +567,20 @@ fn measure_synthesis(op: Op, size: u32, args: &BenchArgs) -> Result<Measurement,
         let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
         let t = Instant::now();
         match op {
-            Op::SynthFull => drop(std::hint::black_box(g16_core::prover::synthesize(circuit)?)),
+            Op::SynthFull => drop(std::hint::black_box(g16::prover::synthesize(circuit)?)),
             Op::Witness => drop(std::hint::black_box(circuit.assignment()?)),
-            _ => drop(std::hint::black_box(g16_core::compiled::witness(circuit)?)),
+            _ => drop(std::hint::black_box(g16::compiled::witness(circuit)?)),
         }
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let cpu = g16_core::backend::CpuBackend::new().info();
+    let cpu = g16::backend::CpuBackend::new().info();
     let name = format!("{}-{}", op_name(op), args.circuit);
     Ok(measurement(&cpu, &name, includes(op), size, &times[args.warmup..]))
 }
 
 /// `ark-groth16`'s prover on the same circuit and key as `prove`: the reference.
 fn measure_arkworks(store: &KeyStore, size: u32, args: &BenchArgs) -> Result<Measurement, CliError> {
-    let key = setup::stored_or_generated(store, &g16_core::backend::CpuBackend::new(), args.circuit, size)?;
+    let key = setup::stored_or_generated(store, &g16::backend::CpuBackend::new(), args.circuit, size)?;
     let pk = key.proving_key();
     let mut rng = ChaCha20Rng::from_entropy();
     let mut times = Vec::new();
@@ -600,7 +596,7 @@ fn measure_arkworks(store: &KeyStore, size: u32, args: &BenchArgs) -> Result<Mea
         .map_err(|e| CliError::Usage(format!("arkworks prover: {e}")))?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let cpu = g16_core::backend::CpuBackend::new().info();
+    let cpu = g16::backend::CpuBackend::new().info();
     let name = circuit_op_name(Op::Prove, args.circuit);
     let mut m = measurement(&cpu, &name, includes(Op::ProveArkworks), size, &times[args.warmup..]);
     m.backend = "arkworks".to_string();

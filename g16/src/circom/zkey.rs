@@ -1,0 +1,318 @@
+//! A Groth16 proving key as `snarkjs groth16 setup` (and `zkey contribute`, `zkey beacon`)
+//! writes it, `.zkey` version 1, for BLS12-381.
+//!
+//! ```text
+//! section 1   u32 protocol: 1 Groth16 (2 PLONK, 10 FFLONK: refused)
+//! section 2   u32 n8q, q; u32 n8r, r; u32 variables, u32 public signals (without the
+//!             constant), u32 domain size; α₁, β₁, β₂, γ₂, δ₁, δ₂
+//! section 3   IC: public signals + 1 G1 points (the verifier's γ_abc)
+//! section 4   u32 count, then (u32 matrix 0 = A, 1 = B; u32 constraint; u32 signal; the
+//!             coefficient as k·R² mod r): A and B, A with one row per instance variable
+//!             appended after the constraints (a = z_i: the libsnark reduction's input rows)
+//! section 5-7 A (G1), B (G1), B (G2): one point per variable
+//! section 8   C (G1): one point per witness variable (arkworks' l_query)
+//! section 9   H (G1): domain size points, on snarkjs's QAP (odd 2n-th roots of unity)
+//! section 10  the ceremony's contributions (not needed to prove)
+//! ```
+//!
+//! Points are affine, Montgomery, little-endian, the identity as zeros (`field`). The key
+//! read becomes an `ark_groth16::ProvingKey` checked like any other ([`CheckedKey`]); the
+//! coefficients become A and B of a [`CompiledCircuit`] on [`Qap::Snarkjs`], whose c = a∘b.
+//! snarkjs's roots of unity are other powers of g16's, so the rows and the H points are
+//! re-indexed as they are read (`roots`): constraint i is not row i.
+
+use std::path::Path;
+
+use ark_ec::AffineRepr;
+use rayon::prelude::*;
+
+use super::binfile::{BinFile, FileKind, Section};
+use super::roots::Reindex;
+use super::{field, At, CircomError};
+use g16_backend::SparseMatrix;
+use crate::compiled::CompiledCircuit;
+use crate::prover::{CheckedKey, PointChecks, Qap};
+use crate::curve::{Fr, G1Affine, G2Affine, ProvingKey, VerifyingKey};
+
+const KIND: FileKind = FileKind::Zkey;
+const VERSION: u32 = 1;
+const G1_BYTES: usize = 96;
+const G2_BYTES: usize = 192;
+/// matrix, constraint, signal, then the coefficient.
+const COEFFICIENT_BYTES: usize = 12 + 32;
+
+/// The sizes a zkey's header gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZkeyHeader {
+    /// Variables, the constant 1 included: the length of a witness.
+    pub num_variables: usize,
+    /// Public signals (outputs and public inputs), without the constant.
+    pub num_public: usize,
+    pub domain_size: usize,
+}
+
+/// A zkey as read: the key (its points not yet checked) and the circuit.
+#[derive(Clone, Debug)]
+pub struct UncheckedZkey {
+    pub header: ZkeyHeader,
+    pub key: ProvingKey,
+    pub circuit: CompiledCircuit,
+}
+
+/// A zkey: its key, every point checked, and the A and B matrices it carries.
+#[derive(Clone, Debug)]
+pub struct Zkey {
+    pub key: CheckedKey,
+    pub circuit: CompiledCircuit,
+}
+
+impl Zkey {
+    pub fn read(path: &Path) -> Result<Zkey, CircomError> {
+        Self::from_bytes(&super::read_file(path)?)
+    }
+
+    /// Reads and checks a zkey (every point on the curve and in the subgroup).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Zkey, CircomError> {
+        Self::from_bytes_with(bytes, PointChecks::Full)
+    }
+
+    /// [`Zkey::from_bytes`] with a choice of point checks ([`PointChecks::CurveOnly`] only for
+    /// bytes that passed every check before).
+    pub fn from_bytes_with(bytes: &[u8], checks: PointChecks) -> Result<Zkey, CircomError> {
+        let z = read_unchecked(bytes)?;
+        Ok(Zkey { key: CheckedKey::with_checks(z.key, Qap::Snarkjs, checks)?, circuit: z.circuit })
+    }
+}
+
+/// Reads the header alone.
+pub fn read_header(bytes: &[u8]) -> Result<ZkeyHeader, CircomError> {
+    let file = BinFile::parse(bytes, KIND, VERSION)?;
+    Ok(Header::read(&file)?.sizes)
+}
+
+/// Reads every section a proof needs; the points are decoded but not checked.
+pub fn read_unchecked(bytes: &[u8]) -> Result<UncheckedZkey, CircomError> {
+    let file = BinFile::parse(bytes, KIND, VERSION)?;
+    let h = Header::read(&file)?;
+    let ZkeyHeader { num_variables: n, num_public, domain_size } = h.sizes;
+    let g1 = |id, name, count| points(file.unique(id, name)?, count, G1_BYTES, field::g1_montgomery);
+    let ic = g1(3, "IC", num_public + 1)?;
+    let a_query = g1(5, "A", n)?;
+    let b_g1_query = g1(6, "B1", n)?;
+    let b_g2_query = points(file.unique(7, "B2")?, n, G2_BYTES, field::g2_montgomery)?;
+    let l_query = g1(8, "C", n - num_public - 1)?;
+    // Read before the coefficients: its size backs the domain size they are bounded by.
+    let h_snarkjs = g1(9, "H", domain_size)?;
+    let header_at = At { kind: KIND, section: Some(2), offset: file.unique(2, "Groth16 header")?.offset };
+    let reindex = Reindex::new(domain_size).ok_or_else(|| CircomError::Malformed {
+        at: header_at,
+        detail: format!("domain size {domain_size} is larger than Fr's roots of unity allow"),
+    })?;
+    let mut h_query = vec![G1Affine::zero(); domain_size];
+    for (i, p) in h_snarkjs.into_iter().enumerate() {
+        h_query[reindex.h_point(i)] = p;
+    }
+    let circuit = read_matrices(file.unique(4, "coefficients")?, h.sizes, reindex)?;
+    let vk = VerifyingKey {
+        alpha_g1: h.alpha_g1,
+        beta_g2: h.beta_g2,
+        gamma_g2: h.gamma_g2,
+        delta_g2: h.delta_g2,
+        gamma_abc_g1: ic,
+    };
+    let key =
+        ProvingKey { vk, beta_g1: h.beta_g1, delta_g1: h.delta_g1, a_query, b_g1_query, b_g2_query, h_query, l_query };
+    Ok(UncheckedZkey { header: h.sizes, key, circuit })
+}
+
+/// Sections 1 and 2.
+struct Header {
+    sizes: ZkeyHeader,
+    alpha_g1: G1Affine,
+    beta_g1: G1Affine,
+    beta_g2: G2Affine,
+    gamma_g2: G2Affine,
+    delta_g1: G1Affine,
+    delta_g2: G2Affine,
+}
+
+impl Header {
+    fn read(file: &BinFile<'_>) -> Result<Header, CircomError> {
+        let mut p = file.unique(1, "protocol")?.cursor(KIND);
+        let protocol = p.u32("the protocol")?;
+        p.finish("the protocol")?;
+        match protocol {
+            1 => {}
+            2 => return Err(CircomError::Protocol { id: 2, name: "PLONK" }),
+            10 => return Err(CircomError::Protocol { id: 10, name: "FFLONK" }),
+            id => return Err(CircomError::Protocol { id, name: "an unknown protocol" }),
+        }
+        let mut c = file.unique(2, "Groth16 header")?.cursor(KIND);
+        field::expect_fq(&mut c, "the base field's prime")?;
+        field::expect_fr(&mut c, "the scalar field's prime")?;
+        let at = c.here();
+        let num_variables = c.count("the variable count")?;
+        let num_public = c.count("the public signal count")?;
+        let domain_size = c.count("the domain size")?;
+        if num_public >= num_variables {
+            return Err(CircomError::Malformed {
+                at,
+                detail: format!("{num_public} public signals and the constant in {num_variables} variables"),
+            });
+        }
+        if !domain_size.is_power_of_two() {
+            return Err(CircomError::Malformed {
+                at,
+                detail: format!("domain size {domain_size} is not a power of two"),
+            });
+        }
+        let mut g1 = |what| point(&mut c, G1_BYTES, field::g1_montgomery, what);
+        let alpha_g1 = g1("α₁")?;
+        let beta_g1 = g1("β₁")?;
+        let mut g2 = |what| point(&mut c, G2_BYTES, field::g2_montgomery, what);
+        let beta_g2 = g2("β₂")?;
+        let gamma_g2 = g2("γ₂")?;
+        let delta_g1 = point(&mut c, G1_BYTES, field::g1_montgomery, "δ₁")?;
+        let delta_g2 = point(&mut c, G2_BYTES, field::g2_montgomery, "δ₂")?;
+        c.finish("δ₂")?;
+        Ok(Header {
+            sizes: ZkeyHeader { num_variables, num_public, domain_size },
+            alpha_g1,
+            beta_g1,
+            beta_g2,
+            gamma_g2,
+            delta_g1,
+            delta_g2,
+        })
+    }
+}
+
+fn point<P>(
+    c: &mut super::binfile::Cursor<'_>,
+    size: usize,
+    decode: fn(&[u8]) -> Option<P>,
+    what: &'static str,
+) -> Result<P, CircomError> {
+    let at = c.here();
+    decode(c.take(size, what)?).ok_or(CircomError::NotCanonical { at, what })
+}
+
+/// A section of exactly `count` points of `size` bytes.
+fn points<P: Send>(
+    s: Section<'_>,
+    count: usize,
+    size: usize,
+    decode: fn(&[u8]) -> Option<P>,
+) -> Result<Vec<P>, CircomError> {
+    let mut c = s.cursor(KIND);
+    let at = c.here();
+    let bytes = c.items(count as u64, size, "the points")?;
+    c.finish("the points")?;
+    bytes
+        .par_chunks_exact(size)
+        .enumerate()
+        .map(|(i, b)| decode(b).ok_or(i))
+        .collect::<Result<Vec<P>, usize>>()
+        .map_err(|i| CircomError::NotCanonical { at: field::element_at(at, i, size), what: "a point's coordinate" })
+}
+
+/// One coefficient of section 4.
+#[derive(Clone, Copy)]
+struct Entry {
+    row: u32,
+    col: u32,
+    value: Fr,
+}
+
+/// Section 4 into A (with the input rows) and B, re-indexed to g16's domain ([`Reindex`]).
+/// The number of constraints is not stored: the last A rows are the input rows, one per
+/// instance variable, so it is the highest A row less the public signals.
+fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<CompiledCircuit, CircomError> {
+    let ZkeyHeader { num_variables, num_public, domain_size } = sizes;
+    let mut c = s.cursor(KIND);
+    let count = c.u32("the coefficient count")?;
+    let at = c.here();
+    let bytes = c.items(count as u64, COEFFICIENT_BYTES, "the coefficients")?;
+    c.finish("the coefficients")?;
+    let mut matrices: [Vec<Entry>; 2] = [Vec::new(), Vec::new()];
+    for (i, e) in bytes.chunks_exact(COEFFICIENT_BYTES).enumerate() {
+        let word = |k: usize| u32::from_le_bytes([e[4 * k], e[4 * k + 1], e[4 * k + 2], e[4 * k + 3]]);
+        let (matrix, row, col) = (word(0), word(1), word(2));
+        let here = field::element_at(at, i, COEFFICIENT_BYTES);
+        let bad = |detail: String| CircomError::Malformed { at: here, detail };
+        let list = matrices.get_mut(matrix as usize).ok_or_else(|| bad(format!("matrix {matrix} (A is 0, B is 1)")))?;
+        if row as usize >= domain_size {
+            return Err(bad(format!("constraint {row} outside the domain of {domain_size}")));
+        }
+        if col as usize >= num_variables {
+            return Err(bad(format!("signal {col} of {num_variables}")));
+        }
+        let value =
+            field::zkey_coefficient(&e[12..]).ok_or(CircomError::NotCanonical { at: here, what: "a coefficient" })?;
+        list.push(Entry { row, col, value });
+    }
+    let [mut a, mut b] = matrices;
+    let num_instance = num_public + 1;
+    let at = At { kind: KIND, section: Some(4), offset: s.offset };
+    let bad = |detail: String| CircomError::Malformed { at, detail };
+    let a_rows = a.iter().map(|e| e.row as usize + 1).max().unwrap_or(0);
+    let num_constraints = a_rows
+        .checked_sub(num_instance)
+        .ok_or_else(|| bad(format!("A has {a_rows} rows, fewer than the {num_instance} input rows")))?;
+    // Input row i: a = z_i, one entry of 1 in column i.
+    let mut input_entries = vec![0usize; num_instance];
+    for e in a.iter().filter(|e| e.row as usize >= num_constraints) {
+        let i = e.row as usize - num_constraints;
+        input_entries[i] += 1;
+        if e.col as usize != i || e.value != Fr::from(1u64) {
+            return Err(bad(format!("A's row {} is not the input row of signal {i}", e.row)));
+        }
+    }
+    if let Some(i) = input_entries.iter().position(|&n| n != 1) {
+        return Err(bad(format!("A's row {} is not the input row of signal {i}", num_constraints + i)));
+    }
+    if let Some(e) = b.iter().find(|e| e.row as usize >= num_constraints) {
+        return Err(bad(format!("B has row {}, past the {num_constraints} constraints", e.row)));
+    }
+    let needed = (num_constraints + num_instance).next_power_of_two();
+    if needed != domain_size {
+        return Err(bad(format!(
+            "{num_constraints} constraints and {num_instance} input rows need a domain of {needed}, the header says \
+             {domain_size}"
+        )));
+    }
+    for e in a.iter_mut().chain(b.iter_mut()) {
+        e.row = reindex.row(e.row as usize) as u32;
+    }
+    let a = compressed(a, domain_size, num_variables, "A")?;
+    let b = compressed(b, domain_size, num_variables, "B")?;
+    Ok(CompiledCircuit::in_domain_order(num_instance, num_constraints, a, b, Qap::Snarkjs)?)
+}
+
+/// Entries in any order into compressed rows (file order within a row); every row is in
+/// range already, and there are fewer than 2^32 entries (their count is a u32).
+fn compressed(
+    entries: Vec<Entry>,
+    rows: usize,
+    columns: usize,
+    name: &'static str,
+) -> Result<SparseMatrix, CircomError> {
+    let mut starts = vec![0u32; rows + 1];
+    for e in &entries {
+        starts[e.row as usize + 1] += 1;
+    }
+    for r in 0..rows {
+        starts[r + 1] += starts[r];
+    }
+    let mut next = starts.clone();
+    let mut cols = vec![0u32; entries.len()];
+    let mut coeffs = vec![Fr::from(0u64); entries.len()];
+    for e in entries {
+        let slot = &mut next[e.row as usize];
+        cols[*slot as usize] = e.col;
+        coeffs[*slot as usize] = e.value;
+        *slot += 1;
+    }
+    SparseMatrix::from_parts(columns, starts, cols, coeffs)
+        .map_err(|source| CircomError::Circuit(crate::compiled::CompileError::Matrix { matrix: name, source }))
+}

@@ -1,0 +1,260 @@
+//! Settings from the environment, read once when a command starts and passed down as typed
+//! options: nothing below this module reads a `G16_*` variable. docs/tuning.md lists every
+//! name, its values and its default; a value that cannot be used is an error naming it.
+
+use std::path::PathBuf;
+
+use g16_backend::msm_plan::{MsmTuning, DEFAULT_TABLES, TABLE_WIDTHS, WINDOW_WIDTHS};
+use crate::key_store::KeyStore;
+
+/// A variable whose value cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{name}={value:?}: expected {expected}")]
+pub struct SettingsError {
+    pub name: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+/// Everything g16 takes from its environment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    /// Keys, compiled kernels and pipeline caches: `$G16_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/g16`, else `~/.cache/g16`; `None` where none of them is set.
+    pub cache_dir: Option<PathBuf>,
+    /// The CUDA backend's options (the ordinal is set when a device opens).
+    #[cfg(feature = "cuda")]
+    pub cuda: g16_cuda::CudaOptions,
+    /// The wgpu backend's options (the ordinal is set when a device opens).
+    #[cfg(feature = "wgpu")]
+    pub wgpu: g16_wgpu::WgpuOptions,
+}
+
+/// Every `G16_*` name g16 reads: the settings above, and the tests' own.
+pub const KNOWN: &[&str] = &[
+    "G16_CACHE_DIR",
+    "G16_CUDA_ONES_SPLIT",
+    "G16_CUDA_MSM_WINDOW",
+    "G16_CUDA_MSM_TABLE_WINDOW",
+    "G16_CUDA_MSM_PRECOMPUTE",
+    "G16_CUDA_MSM_PRECOMPUTE_MAX",
+    "G16_WGPU_ARITH",
+    "G16_NO_PIPELINE_CACHE",
+    "G16_WGPU_MSM_WINDOW",
+    "G16_WGPU_MSM_TABLE_WINDOW",
+    "G16_WGPU_MSM_PRECOMPUTE",
+    "G16_WGPU_MSM_PRECOMPUTE_MAX",
+    "G16_REQUIRE_CPU",
+    "G16_REQUIRE_CUDA",
+    "G16_REQUIRE_WGPU",
+    "G16_REQUIRE_NVRTC",
+    "G16_REQUIRE_CXX",
+    "G16_REQUIRE_CIRCOM",
+    "G16_REQUIRE_POSTGRES",
+    "G16_POSTGRES_BINDIR",
+    "G16_CONFORMANCE",
+    "G16_TEST_SEED",
+    // Set by cargo for `cargo run`/`cargo test` (build.rs stamps the binary with it); not read.
+    "G16_COMMIT",
+];
+
+/// The `G16_*` variables of the environment that g16 does not read (a misspelling, or a switch
+/// that no longer exists), so the CLI can say they are ignored.
+pub fn unknown_variables() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| name.starts_with("G16_") && !KNOWN.contains(&name.as_str()))
+        .collect()
+}
+
+/// Reads and checks variables of one environment.
+struct Vars<F: Fn(&str) -> Option<String>>(F);
+
+// reason: a CPU-only build reads no backend's variables
+#[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
+impl<F: Fn(&str) -> Option<String>> Vars<F> {
+    /// The variable's value; an empty one counts as unset.
+    fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    }
+
+    fn parse<T>(
+        &self,
+        name: &'static str,
+        expected: &'static str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Option<T>, SettingsError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(value) => parse(&value).map(Some).ok_or(SettingsError { name, value, expected }),
+        }
+    }
+
+    fn flag(&self, name: &'static str) -> Result<Option<bool>, SettingsError> {
+        self.parse(name, "1 or 0", |v| match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "on" | "yes" => Some(true),
+            "0" | "false" | "off" | "no" => Some(false),
+            _ => None,
+        })
+    }
+
+    fn width(
+        &self,
+        name: &'static str,
+        widths: std::ops::RangeInclusive<u32>,
+        expected: &'static str,
+    ) -> Result<Option<u32>, SettingsError> {
+        self.parse(name, expected, |v| v.parse().ok().filter(|c| widths.contains(c)))
+    }
+
+    fn log2(&self, name: &'static str) -> Result<Option<u32>, SettingsError> {
+        self.parse(name, "a log2 size, 0 to 40", |v| v.parse().ok().filter(|&l: &u32| l <= 40))
+    }
+
+    /// A backend's MSM tuning from `<prefix>_MSM_WINDOW`, `_TABLE_WINDOW`, `_PRECOMPUTE` (0:
+    /// no shifted bases) and `_PRECOMPUTE_MAX`.
+    fn msm(&self, names: [&'static str; 4]) -> Result<MsmTuning, SettingsError> {
+        let [window, table_window, min, max] = names;
+        let max = self.log2(max)?.unwrap_or(DEFAULT_TABLES.1);
+        let tables = match self.log2(min)? {
+            Some(0) => None,
+            Some(min) => Some((min, max)),
+            None => Some((DEFAULT_TABLES.0, max)),
+        };
+        Ok(MsmTuning {
+            window: self.width(window, WINDOW_WIDTHS, "a window width, 4 to 20")?,
+            table_window: self.width(table_window, TABLE_WIDTHS, "a window width, 8 to 20")?,
+            tables,
+        })
+    }
+}
+
+impl Settings {
+    /// The settings the process environment gives.
+    pub fn from_env() -> Result<Settings, SettingsError> {
+        Settings::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// The settings `var` gives (the environment, or a test's table).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Settings, SettingsError> {
+        let vars = Vars(var);
+        let cache_dir = vars
+            .get("G16_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| vars.get("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("g16")))
+            .or_else(|| vars.get("HOME").map(|h| PathBuf::from(h).join(".cache").join("g16")));
+        Ok(Settings {
+            #[cfg(feature = "cuda")]
+            cuda: g16_cuda::CudaOptions {
+                ordinal: 0,
+                cache_dir: cache_dir.as_ref().map(|d| d.join("cuda")),
+                ones_split: vars.flag("G16_CUDA_ONES_SPLIT")?.unwrap_or(true),
+                msm: vars.msm([
+                    "G16_CUDA_MSM_WINDOW",
+                    "G16_CUDA_MSM_TABLE_WINDOW",
+                    "G16_CUDA_MSM_PRECOMPUTE",
+                    "G16_CUDA_MSM_PRECOMPUTE_MAX",
+                ])?,
+            },
+            #[cfg(feature = "wgpu")]
+            wgpu: g16_wgpu::WgpuOptions {
+                force_u32: vars
+                    .parse("G16_WGPU_ARITH", "u32 or int64", |v| match v.to_ascii_lowercase().as_str() {
+                        "u32" => Some(true),
+                        "int64" => Some(false),
+                        _ => None,
+                    })?
+                    .unwrap_or(false),
+                pipeline_cache: match vars.flag("G16_NO_PIPELINE_CACHE")? {
+                    Some(true) => None,
+                    _ => cache_dir.as_ref().map(|d| d.join("wgpu")),
+                },
+                msm: vars.msm([
+                    "G16_WGPU_MSM_WINDOW",
+                    "G16_WGPU_MSM_TABLE_WINDOW",
+                    "G16_WGPU_MSM_PRECOMPUTE",
+                    "G16_WGPU_MSM_PRECOMPUTE_MAX",
+                ])?,
+                ..g16_wgpu::WgpuOptions::default()
+            },
+            cache_dir,
+        })
+    }
+
+    /// The key store in the cache directory (or `./.g16-cache` where there is none).
+    pub fn key_store(&self) -> KeyStore {
+        KeyStore::new(self.cache_dir.clone().unwrap_or_else(|| PathBuf::from(".g16-cache")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(pairs: &[(&str, &str)]) -> Result<Settings, SettingsError> {
+        Settings::from_vars(|name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn the_cache_directory_follows_the_xdg_convention() {
+        let dir = |pairs: &[(&str, &str)]| from(pairs).unwrap().cache_dir;
+        assert_eq!(dir(&[("G16_CACHE_DIR", "/c"), ("HOME", "/h")]), Some(PathBuf::from("/c")));
+        assert_eq!(dir(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), Some(PathBuf::from("/x/g16")));
+        assert_eq!(dir(&[("HOME", "/h")]), Some(PathBuf::from("/h/.cache/g16")));
+        assert_eq!(dir(&[("G16_CACHE_DIR", ""), ("HOME", "/h")]), Some(PathBuf::from("/h/.cache/g16")));
+        assert_eq!(dir(&[]), None);
+        assert_eq!(from(&[]).unwrap().key_store().dir(), std::path::Path::new(".g16-cache"));
+    }
+
+    #[test]
+    fn unset_variables_give_the_defaults() {
+        let s = from(&[]).unwrap();
+        #[cfg(feature = "cuda")]
+        assert_eq!(s.cuda, g16_cuda::CudaOptions::default());
+        #[cfg(feature = "wgpu")]
+        assert_eq!(s.wgpu, g16_wgpu::WgpuOptions::default());
+        let _ = s;
+    }
+
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    #[test]
+    fn variables_map_onto_the_options() {
+        let s = from(&[
+            ("G16_CACHE_DIR", "/c"),
+            ("G16_CUDA_ONES_SPLIT", "0"),
+            ("G16_CUDA_MSM_WINDOW", "13"),
+            ("G16_CUDA_MSM_PRECOMPUTE", "0"),
+            ("G16_WGPU_ARITH", "u32"),
+            ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
+            ("G16_WGPU_MSM_PRECOMPUTE", "10"),
+            ("G16_WGPU_MSM_PRECOMPUTE_MAX", "20"),
+        ])
+        .unwrap();
+        assert_eq!(s.cuda.cache_dir, Some(PathBuf::from("/c/cuda")));
+        assert!(!s.cuda.ones_split);
+        assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
+        assert!(s.wgpu.force_u32);
+        assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
+        assert_eq!(s.wgpu.msm, MsmTuning { window: None, table_window: Some(17), tables: Some((10, 20)) });
+        let off = from(&[("G16_CACHE_DIR", "/c"), ("G16_NO_PIPELINE_CACHE", "1")]).unwrap();
+        assert_eq!(off.wgpu.pipeline_cache, None);
+    }
+
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    #[test]
+    fn unusable_values_are_errors_that_name_the_variable() {
+        for (name, value) in [
+            ("G16_CUDA_ONES_SPLIT", "maybe"),
+            ("G16_CUDA_MSM_WINDOW", "3"),
+            ("G16_CUDA_MSM_WINDOW", "21"),
+            ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
+            ("G16_WGPU_MSM_PRECOMPUTE", "41"),
+            ("G16_WGPU_ARITH", "u16"),
+            ("G16_NO_PIPELINE_CACHE", "please"),
+        ] {
+            let err = from(&[(name, value)]).expect_err(name);
+            assert_eq!(err.name, name);
+            assert!(err.to_string().starts_with(&format!("{name}=")), "{err}");
+        }
+    }
+}
