@@ -155,7 +155,11 @@ async fn prove<B: Backend + 'static>(
 ) -> Outcome {
     let mut rng = rand::rngs::OsRng;
     let (r, s) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let job = lease.job;
     let raw = lease.witness;
+    // The API stored only a witness it had checked (whole elements, each below the modulus,
+    // the circuit's count, the constant 1 first): one that fails to parse now was changed in
+    // the store, which is this server's fault, not the client's.
     let partition = Partition::assignment_from(r, s, move || {
         witness::from_raw(&raw).map_err(|e| ProveError::Internal(format!("the stored witness: {e}")))
     });
@@ -175,7 +179,7 @@ async fn prove<B: Backend + 'static>(
     }
     match result {
         Ok(Ok(output)) => proved(output, &events),
-        Ok(Err(e)) => failed(e),
+        Ok(Err(e)) => failed(job, e),
         Err(e) => Outcome::Failed { code: reason::DEVICE.into(), message: format!("the proving task failed: {e}") },
     }
 }
@@ -193,15 +197,8 @@ fn proved(output: JobOutput, events: &[g16_core::timeline::Event]) -> Outcome {
     Outcome::Proved { proof, public_inputs: witness::to_raw(&first.public_inputs), timeline }
 }
 
-fn failed(e: EngineError) -> Outcome {
-    let code = match &e {
-        EngineError::Partition { source: ProveError::Unsatisfied { .. }, .. } | EngineError::NotVerified { .. } => {
-            reason::UNSATISFIED
-        }
-        EngineError::Partition { source: ProveError::Internal(_), .. } => reason::INVALID_WITNESS,
-        EngineError::Cancelled { .. } => reason::CANCELLED,
-        _ => reason::DEVICE,
-    };
+fn failed(job: g16_queue::JobId, e: EngineError) -> Outcome {
+    let code = reason_of(&e);
     let message = match &e {
         EngineError::NotVerified { .. } => {
             "the proof does not verify: the witness does not satisfy the circuit".to_string()
@@ -209,5 +206,27 @@ fn failed(e: EngineError) -> Outcome {
         EngineError::Partition { source, .. } => source.to_string(),
         other => other.to_string(),
     };
+    // The server's own faults are for whoever runs it to fix, not only for the client that
+    // waited on the job.
+    if code == reason::INTERNAL || code == reason::DEVICE {
+        eprintln!("g16 serve: job {job} failed ({code}): {e}");
+    }
     Outcome::Failed { code: code.into(), message }
+}
+
+/// Whose fault a failed job is, as the reason stored with it.
+fn reason_of(e: &EngineError) -> &'static str {
+    match e {
+        EngineError::Partition { source: ProveError::Unsatisfied { .. }, .. } | EngineError::NotVerified { .. } => {
+            reason::UNSATISFIED
+        }
+        // The API refused every witness of the wrong shape before queueing it (see `prove`):
+        // a shape the engine rejects now was broken after acceptance, like a bug in the prover.
+        EngineError::Partition {
+            source: ProveError::Internal(_) | ProveError::WitnessLength { .. } | ProveError::WitnessConstant,
+            ..
+        } => reason::INTERNAL,
+        EngineError::Cancelled { .. } => reason::CANCELLED,
+        _ => reason::DEVICE,
+    }
 }
