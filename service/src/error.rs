@@ -32,11 +32,20 @@ pub fn store_status(e: StoreError) -> Status {
 pub mod reason {
     use tonic::Code;
 
+    /// The client's witness does not satisfy the circuit.
     pub const UNSATISFIED: &str = "unsatisfied";
+    /// The client's witness is malformed. The API refuses such a witness before queueing it,
+    /// so no job fails with this now; a fleet's database may still hold jobs that did, and
+    /// they keep their status.
     pub const INVALID_WITNESS: &str = "invalid_witness";
+    /// The circuit's package cannot be loaded.
     pub const PACKAGE: &str = "package";
+    /// Taken and abandoned too often (see `g16_queue::MAX_ATTEMPTS`).
     pub const ATTEMPTS: &str = "attempts";
+    /// A device or its backend failed.
     pub const DEVICE: &str = "device";
+    /// A fault of the server's own: a bug, or a stored witness changed after it was accepted.
+    pub const INTERNAL: &str = "internal";
     pub const CANCELLED: &str = "cancelled";
 
     pub fn code(reason: &str) -> Code {
@@ -46,6 +55,7 @@ pub mod reason {
             PACKAGE => Code::FailedPrecondition,
             ATTEMPTS => Code::Aborted,
             CANCELLED => Code::Cancelled,
+            DEVICE | INTERNAL => Code::Internal,
             _ => Code::Internal,
         }
     }

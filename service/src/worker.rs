@@ -14,8 +14,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
+use g16::compiled::ShapeMismatch;
 use g16::engine::{EngineError, JobOutput, Partition};
 use g16::timeline::report::{names, Report};
 use g16::timeline::text::write_text;
@@ -153,8 +153,12 @@ async fn prove<B: Backend + 'static>(
     lease: Lease,
     loaded: Arc<crate::package::Loaded>,
 ) -> Outcome {
-    // The proof's (r, s) is drawn from the OS as the partition is made.
+    let job = lease.job;
     let raw = lease.witness;
+    // The API stored only a witness it had checked (whole elements, each below the modulus,
+    // the circuit's count, the constant 1 first): one that fails to parse now was changed in
+    // the store, which is this server's fault, not the client's. The proof's (r, s) is drawn
+    // from the OS as the partition is made.
     let partition = Partition::assignment_from(move || {
         witness::from_raw(&raw).map_err(|e| ProveError::Internal(format!("the stored witness: {e}")))
     });
@@ -174,7 +178,7 @@ async fn prove<B: Backend + 'static>(
     }
     match result {
         Ok(Ok(output)) => proved(output, &events),
-        Ok(Err(e)) => failed(e),
+        Ok(Err(e)) => failed(job, e),
         Err(e) => Outcome::Failed { code: reason::DEVICE.into(), message: format!("the proving task failed: {e}") },
     }
 }
@@ -192,15 +196,8 @@ fn proved(output: JobOutput, events: &[g16::timeline::Event]) -> Outcome {
     Outcome::Proved { proof, public_inputs: witness::to_raw(&first.public_inputs), timeline }
 }
 
-fn failed(e: EngineError) -> Outcome {
-    let code = match &e {
-        EngineError::Partition { source: ProveError::Unsatisfied { .. }, .. } | EngineError::NotVerified { .. } => {
-            reason::UNSATISFIED
-        }
-        EngineError::Partition { source: ProveError::Internal(_), .. } => reason::INVALID_WITNESS,
-        EngineError::Cancelled { .. } => reason::CANCELLED,
-        _ => reason::DEVICE,
-    };
+fn failed(job: g16_queue::JobId, e: EngineError) -> Outcome {
+    let code = reason_of(&e);
     let message = match &e {
         EngineError::NotVerified { .. } => {
             "the proof does not verify: the witness does not satisfy the circuit".to_string()
@@ -208,5 +205,29 @@ fn failed(e: EngineError) -> Outcome {
         EngineError::Partition { source, .. } => source.to_string(),
         other => other.to_string(),
     };
+    // The server's own faults are for whoever runs it to fix, not only for the client that
+    // waited on the job.
+    if code == reason::INTERNAL || code == reason::DEVICE {
+        eprintln!("g16 serve: job {job} failed ({code}): {e}");
+    }
     Outcome::Failed { code: code.into(), message }
+}
+
+/// Whose fault a failed job is, as the reason stored with it.
+fn reason_of(e: &EngineError) -> &'static str {
+    match e {
+        EngineError::Partition { source: ProveError::Unsatisfied { .. }, .. } | EngineError::NotVerified { .. } => {
+            reason::UNSATISFIED
+        }
+        // The API refused every witness of the wrong shape before queueing it (see `prove`):
+        // a shape the engine rejects now was broken after acceptance, like a bug in the prover.
+        EngineError::Partition {
+            source:
+                ProveError::Internal(_)
+                | ProveError::Shape(ShapeMismatch::WitnessLength { .. } | ShapeMismatch::WitnessConstant),
+            ..
+        } => reason::INTERNAL,
+        EngineError::Cancelled { .. } => reason::CANCELLED,
+        _ => reason::DEVICE,
+    }
 }
