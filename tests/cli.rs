@@ -1,6 +1,6 @@
 //! The `g16` program end to end: each command as a user runs it, in a fresh key cache.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 struct Sandbox {

@@ -20,7 +20,7 @@ use g16::engine::{EngineError, JobOutput, Partition};
 use g16::timeline::report::{names, Report};
 use g16::timeline::text::write_text;
 use g16::timeline::Timeline;
-use g16::{Backend, Fr, ProveError};
+use g16::{Backend, ProveError};
 use g16_queue::{JobState, Lease, Outcome, StoreError};
 
 use crate::error::reason;

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ark_ff::UniformRand;
 use g16::backends::{self as backend, parse_device_list, AnyBackend};
 use g16::settings::Settings;
 use g16::backend::{Backend, BackendInfo, BackendKind};
@@ -19,9 +18,6 @@ use g16::engine::{
 use g16::key_store::KeyStoreError;
 use g16::timeline::{self, Layer, Report, Timeline};
 use g16::CheckedKey;
-use g16::Fr;
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 
 use crate::cli::{io_err, parse_backend, parse_circuit, progress, prove_files, setup, stamp, CliError};

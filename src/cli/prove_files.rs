@@ -12,7 +12,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
 use g16::backends;
 use g16::settings::Settings;
@@ -90,7 +89,7 @@ fn prove_one(
     if z.len() != circuit.num_variables() {
         return Err(CircomError::WitnessLength { expected: circuit.num_variables(), got: z.len() }.into());
     }
-    circuit.check_key(&key.shape())?;
+    circuit.check_key(&key.shape()).map_err(g16::ProveError::from)?;
     let read = started.elapsed();
     std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
 

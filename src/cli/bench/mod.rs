@@ -569,7 +569,7 @@ fn measure_synthesis(op: Op, size: u32, args: &BenchArgs) -> Result<Measurement,
         match op {
             Op::SynthFull => drop(std::hint::black_box(g16::prover::synthesize(circuit)?)),
             Op::Witness => drop(std::hint::black_box(circuit.assignment()?)),
-            _ => drop(std::hint::black_box(g16::compiled::witness(circuit)?)),
+            _ => drop(std::hint::black_box(g16::compiled::witness(circuit).map_err(g16::ProveError::from)?)),
         }
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
