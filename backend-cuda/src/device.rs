@@ -1,6 +1,6 @@
-//! The device: one CUDA context with a compute stream and a copy stream, the loaded kernels,
-//! allocation under a memory headroom, launches, the operation lock, and the device spans
-//! around launches. It holds the device's own state only: the caches of the layers above
+//! The device: one CUDA context with a compute stream and a copy stream, allocation under a
+//! memory headroom, copies on the device, and the operation lock. It holds the device's own
+//! state only: the kernels (compile), the spans (timing) and the caches of the layers above
 //! (staging slots, NTT tables, the MSM's workspace) belong to those layers.
 //!
 //! Kernels and downloads go onto the compute stream, in order; the host waits only where a
@@ -8,20 +8,11 @@
 //! no two of them share it. Uploads copy on the copy stream (`staging.rs`), so one worker's
 //! staging runs beside another's kernels.
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use cudarc::driver::{
-    result as cu, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
-    PushKernelArg,
-};
-use cudarc::nvrtc::Ptx;
-use g16_backend::timeline::{DeviceSpan, SpanId};
+use cudarc::driver::{result as cu, sys, CudaContext, CudaSlice, CudaStream, DevicePtr};
 
-use crate::compile::{compile_cached, nvrtc_present, nvrtc_version, programs};
 use crate::error::{during, CudaError};
-use crate::timing::Timing;
 
 /// Whether the CUDA driver library can be loaded (cudarc panics on first use otherwise).
 pub fn driver_present() -> bool {
@@ -29,17 +20,11 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// How many CUDA devices there are; `Unavailable` (with the reason) when CUDA cannot run here.
+/// How many CUDA devices the driver sees; `Unavailable` (with the reason) when it cannot run
+/// here. Whether kernels can be compiled (NVRTC) is the compile layer's question.
 pub fn device_count() -> Result<usize, CudaError> {
     if !driver_present() {
         return Err(CudaError::Unavailable("no CUDA driver (libcuda.so not found)".to_string()));
-    }
-    if !nvrtc_present() {
-        return Err(CudaError::Unavailable(
-            "NVRTC (libnvrtc.so.13) not found: install the CUDA toolkit or the nvidia-cuda-nvrtc wheel and put its \
-             lib directory on LD_LIBRARY_PATH"
-                .to_string(),
-        ));
     }
     match CudaContext::device_count() {
         Ok(n) if n > 0 => Ok(n as usize),
@@ -57,39 +42,6 @@ pub(crate) struct DeviceInfo {
     pub memory_bytes: u64,
     pub multiprocessors: u32,
     pub driver_version: String,
-    pub nvrtc_version: String,
-}
-
-/// Every kernel the backend launches, loaded once at open.
-struct Kernels {
-    functions: HashMap<&'static str, CudaFunction>,
-    _modules: Vec<Arc<CudaModule>>,
-}
-
-impl Kernels {
-    /// Compiles (or takes from the cache) every program for `arch` and loads its kernels.
-    fn load(ctx: &Arc<CudaContext>, arch: &str, cache_dir: Option<&Path>) -> Result<Kernels, CudaError> {
-        let mut modules = Vec::new();
-        let mut functions = HashMap::new();
-        for program in programs() {
-            let cubin = compile_cached(&program, arch, cache_dir)?;
-            let module = ctx
-                .load_module(Ptx::from_binary(cubin))
-                .map_err(|e| CudaError::driver(format!("loading the {} kernels for {arch}", program.name), e))?;
-            for &name in program.kernels {
-                let f = module.load_function(name).map_err(|e| CudaError::driver(format!("kernel {name}"), e))?;
-                functions.insert(name, f);
-            }
-            modules.push(module);
-        }
-        Ok(Kernels { functions, _modules: modules })
-    }
-
-    fn get(&self, name: &'static str) -> Result<&CudaFunction, CudaError> {
-        self.functions
-            .get(name)
-            .ok_or_else(|| CudaError::Driver { context: format!("kernel {name}"), message: "not loaded".into() })
-    }
 }
 
 /// Memory kept free for the driver and the kernels' own needs.
@@ -100,9 +52,7 @@ pub(crate) struct CudaDevice {
     stream: Arc<CudaStream>,
     /// Where uploads' copies go: beside `stream`, not behind the kernels already queued on it.
     copy_stream: Arc<CudaStream>,
-    kernels: Kernels,
     info: DeviceInfo,
-    timing: Mutex<Timing>,
     op: Mutex<()>,
 }
 
@@ -138,9 +88,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl CudaDevice {
-    /// Opens device `ordinal` and loads the kernels for its architecture, compiled by NVRTC or
-    /// taken from the CUBIN cache in `cache_dir`. Its spans go on the lane `cuda:<ordinal>`.
-    pub fn open(ordinal: usize, cache_dir: Option<&Path>) -> Result<CudaDevice, CudaError> {
+    /// Opens device `ordinal`.
+    pub fn open(ordinal: usize) -> Result<CudaDevice, CudaError> {
         let count = device_count()?;
         if ordinal >= count {
             return Err(CudaError::Unavailable(format!("no CUDA device {ordinal} ({count} found)")));
@@ -157,8 +106,6 @@ impl CudaDevice {
         let copy_stream = ctx.new_stream().map_err(during("creating the copy stream"))?;
         let (major, minor) = ctx.compute_capability().map_err(during("reading the compute capability"))?;
         let arch = format!("sm_{major}{minor}");
-        let (nv_major, nv_minor) = nvrtc_version()?;
-        let kernels = Kernels::load(&ctx, &arch, cache_dir)?;
         let mut driver = 0;
         // SAFETY: the driver is loaded (the context exists); `driver` is valid for writes.
         let _ = unsafe { sys::cuDriverGetVersion(&mut driver) };
@@ -170,18 +117,9 @@ impl CudaDevice {
                 .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(during("reading the multiprocessor count"))? as u32,
             driver_version: format!("CUDA {}.{}", driver / 1000, (driver % 1000) / 10),
-            nvrtc_version: format!("NVRTC {nv_major}.{nv_minor}"),
         };
         no_cross_stream_pool_waits(&ctx)?;
-        Ok(CudaDevice {
-            ctx,
-            stream,
-            copy_stream,
-            kernels,
-            info,
-            timing: Mutex::new(Timing::new(format!("cuda:{ordinal}"))),
-            op: Mutex::new(()),
-        })
+        Ok(CudaDevice { ctx, stream, copy_stream, info, op: Mutex::new(()) })
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -205,6 +143,15 @@ impl CudaDevice {
     /// Serialises the operations that use a layer's scratch (see the module docs).
     pub fn op(&self) -> MutexGuard<'_, ()> {
         lock(&self.op)
+    }
+
+    /// The operation lock if no operation holds it now, without waiting.
+    pub fn try_op(&self) -> Option<MutexGuard<'_, ()>> {
+        match self.op.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     // --- memory --------------------------------------------------------------------------
@@ -280,69 +227,12 @@ impl CudaDevice {
             .map_err(|e| CudaError::driver("clearing memory", e))
     }
 
-    // --- launches and spans --------------------------------------------------------------
-
-    /// Launches `name` with `grid × block` threads and the given kernel arguments (each a u32
-    /// or a device pointer as u64).
-    pub fn launch(&self, name: &'static str, grid: u32, block: u32, args: &[Arg]) -> Result<(), CudaError> {
-        let f = self.kernels.get(name)?;
-        let mut builder = self.stream.launch_builder(f);
-        for a in args {
-            match a {
-                Arg::U32(v) => builder.arg(v),
-                Arg::Ptr(p) => builder.arg(p),
-            };
-        }
-        let cfg = LaunchConfig { grid_dim: (grid.max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: each kernel's argument list is built by its one caller in this crate to match
-        // the kernel's C signature, with pointers into live allocations of the sizes it indexes.
-        unsafe { builder.launch(cfg) }.map_err(|e| CudaError::driver(format!("launching {name}"), e))?;
-        Ok(())
-    }
-
-    /// Runs `work` (a group of launches) between two events, as the device span `name`.
-    pub fn span<R>(
-        &self,
-        name: &str,
-        parent: Option<SpanId>,
-        work: impl FnOnce() -> Result<R, CudaError>,
-    ) -> Result<R, CudaError> {
-        self.span_on(&self.stream, name, parent, work)
-    }
-
-    /// `span` for work queued on `stream` (the compute stream or the copy stream).
-    pub fn span_on<R>(
-        &self,
-        stream: &CudaStream,
-        name: &str,
-        parent: Option<SpanId>,
-        work: impl FnOnce() -> Result<R, CudaError>,
-    ) -> Result<R, CudaError> {
-        let begun = lock(&self.timing).begin(&self.ctx, stream)?;
-        let out = work();
-        // The span is closed even when the work failed, so the timeline shows how far it got.
-        lock(&self.timing).end(&self.ctx, stream, name, parent, begun)?;
-        out
-    }
-
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.stream.synchronize().map_err(during("synchronising"))
     }
 
-    /// Every device span finished so far, on the host clock; spans still running stay for a
-    /// later drain. It waits for nothing: a drain that synchronised the stream under the
-    /// operation lock held back the other worker's launches until this worker's queued
-    /// kernels had run out. The clock reference is renewed only where that costs no wait: the
-    /// lock free and the stream idle.
-    pub fn drain_spans(&self) -> Result<Vec<DeviceSpan>, CudaError> {
-        let idle = self.op.try_lock().ok().filter(|_| self.stream_idle());
-        let spans = lock(&self.timing).drain(&self.ctx, &self.stream, idle.is_some());
-        drop(idle);
-        spans
-    }
-
     /// Whether every operation queued on the compute stream has finished.
-    fn stream_idle(&self) -> bool {
+    pub fn stream_idle(&self) -> bool {
         // SAFETY: the stream is alive (owned by self); cuStreamQuery only reads its state.
         let status = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
         status == sys::CUresult::CUDA_SUCCESS
@@ -356,11 +246,4 @@ fn out_of_memory(what: &str, bytes: u64) -> impl FnOnce(cu::DriverError) -> Cuda
         CudaError::OutOfMemory { what, available, .. } => CudaError::OutOfMemory { what, requested: bytes, available },
         other => other,
     }
-}
-
-/// A kernel argument.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Arg {
-    U32(u32),
-    Ptr(u64),
 }

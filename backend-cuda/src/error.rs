@@ -16,6 +16,10 @@ pub enum CudaError {
     OutOfMemory { what: String, requested: u64, available: u64 },
     #[error("CUDA driver error in {context}: {message}")]
     Driver { context: String, message: String },
+    /// A launch whose arguments do not match its kernel's parameters (compile/kernels.rs): a
+    /// fault of the backend, refused before the driver reads them.
+    #[error("launching {kernel}: {mismatch}")]
+    Arguments { kernel: &'static str, mismatch: ArgumentMismatch },
     #[error("NTT of {len} elements: the length must be a power of two between 2 and 2^{max_log2}")]
     NttSize { len: usize, max_log2: u32 },
 }
@@ -51,9 +55,21 @@ impl From<CudaError> for BackendError {
                 BackendError::OutOfMemory { what, requested, available }
             }
             CudaError::NttSize { len, max_log2 } => BackendError::NttSize { len, max_log2 },
-            other @ (CudaError::Compile { .. } | CudaError::Driver { .. }) => BackendError::Device(other.to_string()),
+            other @ (CudaError::Compile { .. } | CudaError::Driver { .. } | CudaError::Arguments { .. }) => {
+                BackendError::Device(other.to_string())
+            }
         }
     }
+}
+
+/// How a launch's arguments differ from its kernel's parameters.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgumentMismatch {
+    #[error("{given} arguments given, the kernel takes {expected}")]
+    Count { given: usize, expected: usize },
+    /// `expected`: what the parameter takes, "a device pointer" or "a u32".
+    #[error("argument {index} ({param}) must be {expected}")]
+    Kind { index: usize, param: &'static str, expected: &'static str },
 }
 
 /// `result.map_err(during("what"))`: a driver error tagged with what was being done.

@@ -9,9 +9,15 @@
 //!   [`CudaError`], never a panic.
 //! - Kernels (`kernels/`, embedded) are compiled by NVRTC for the device's own architecture
 //!   and cached on disk by source hash, architecture and NVRTC version ([`compile`]).
-//! - Layers depend downward only: `backend` → `ntt`, `msm`, `fixed_base`, `sparse` → `staging` → `buffers` →
-//!   `device` → `compile`, `timing`, `error`. The device holds the device's own state; each layer above
-//!   owns its caches (pinned slots, NTT tables, the MSM's workspace).
+//! - Layers depend downward only, in one order shared by both GPU crates:
+//!   `backend` → `ntt`, `msm`, `fixed_base`, `sparse` → `staging` → `compile`, `timing` →
+//!   `buffers` → `device` → `options`, `error`. Modules of one level do not use each other.
+//!   `compile` turns the kernel sources into what the device runs and checks every launch
+//!   against its table of kernels; `timing` maps the device's clock onto the timeline's.
+//!   The device holds only its own state; each layer above owns its caches, in its own
+//!   struct, which holds the layers below it.
+//! - Here, `compile`'s table is of kernel parameters: [`compile::Kernel`]'s parameters, against
+//!   which every launch's arguments are checked (a host test holds the table to the sources).
 //! - Data stays on the device between operations; every group of launches is timed by CUDA
 //!   events and reported as a `DeviceSpan` on the timeline's host clock.
 
@@ -23,6 +29,7 @@ mod error;
 mod fixed_base;
 mod msm;
 mod ntt;
+mod options;
 mod sparse;
 mod staging;
 mod timing;
@@ -31,5 +38,6 @@ mod timing;
 #[path = "../tests/common/cxx.rs"]
 mod cxx;
 
-pub use backend::{device_count, CudaBackend, CudaOptions};
+pub use backend::{device_count, CudaBackend};
 pub use error::CudaError;
+pub use options::CudaOptions;

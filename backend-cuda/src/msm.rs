@@ -11,6 +11,7 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use ark_bls12_381::{g1, g2, Fr};
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
@@ -20,9 +21,11 @@ use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
 use g16_backend::timeline::SpanId;
 
 use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
-use crate::device::{Arg, CudaDevice};
+use crate::compile::{self, Arg, Kernel, Kernels};
+use crate::device::CudaDevice;
 use crate::error::CudaError;
 use crate::staging::Staging;
+use crate::timing::Timing;
 use phases::Phases;
 
 /// The windowed layout's widest window: at 2^24 points c = 16 beat every width from 13 to 20
@@ -90,17 +93,12 @@ impl MsmPlan {
     }
 }
 
-/// What differs between G1 and G2: kernel names, the sizes of points, and their conversions.
+/// What differs between G1 and G2: the kernels' curve, the sizes of points, and their
+/// conversions.
 pub(crate) struct Curve<C: SWCurveConfig> {
     span: &'static str,
     bases: &'static str,
-    accumulate: &'static str,
-    big_pieces: &'static str,
-    big_combine: &'static str,
-    bucket_reduce: &'static str,
-    window_fold: &'static str,
-    ones_sum: &'static str,
-    shift_bases: &'static str,
+    kernels: compile::Curve,
     /// Threads of the block-reducing kernels (shared memory holds one sum per thread).
     threads: u32,
     field_words: usize,
@@ -113,13 +111,7 @@ pub(crate) struct Curve<C: SWCurveConfig> {
 pub(crate) const G1: Curve<g1::Config> = Curve {
     span: "msm_g1",
     bases: "G1 bases",
-    accumulate: "g1_accumulate",
-    big_pieces: "g1_big_pieces",
-    big_combine: "g1_big_combine",
-    bucket_reduce: "g1_bucket_reduce",
-    window_fold: "g1_window_fold",
-    ones_sum: "g1_ones_sum",
-    shift_bases: "g1_shift_bases",
+    kernels: compile::Curve::G1,
     threads: 128,
     field_words: FQ_WORDS,
     affine_words: G1_WORDS,
@@ -131,13 +123,7 @@ pub(crate) const G1: Curve<g1::Config> = Curve {
 pub(crate) const G2: Curve<g2::Config> = Curve {
     span: "msm_g2",
     bases: "G2 bases",
-    accumulate: "g2_accumulate",
-    big_pieces: "g2_big_pieces",
-    big_combine: "g2_big_combine",
-    bucket_reduce: "g2_bucket_reduce",
-    window_fold: "g2_window_fold",
-    ones_sum: "g2_ones_sum",
-    shift_bases: "g2_shift_bases",
+    kernels: compile::Curve::G2,
     threads: 64,
     field_words: 2 * FQ_WORDS,
     affine_words: G2_WORDS,
@@ -146,21 +132,34 @@ pub(crate) const G2: Curve<g2::Config> = Curve {
     from_xyzz: limbs::g2_xyzz_to_projective,
 };
 
-/// The MSM's planner, workspace and 0/1 split, kept between MSMs.
+/// The planner of the CUDA MSM's layouts, with `tuning`'s overrides.
+fn planner(tuning: MsmTuning) -> Planner {
+    Planner { windowed: WindowRule::FromLength { max: MAX_WINDOW }, table_per_bucket: PER_BUCKET, tuning }
+}
+
+/// The MSM layer of one device: its planner, workspace and 0/1 split, kept between MSMs.
 pub(crate) struct Msm {
+    dev: Arc<CudaDevice>,
+    kernels: Arc<Kernels>,
+    timing: Arc<Timing>,
+    staging: Arc<Staging>,
     planner: Planner,
     workspace: Workspace,
     ones_split: AtomicBool,
 }
 
 impl Msm {
-    pub fn new(tuning: MsmTuning, ones_split: bool) -> Msm {
+    pub fn new(
+        (dev, kernels, timing, staging): (Arc<CudaDevice>, Arc<Kernels>, Arc<Timing>, Arc<Staging>),
+        tuning: MsmTuning,
+        ones_split: bool,
+    ) -> Msm {
         Msm {
-            planner: Planner {
-                windowed: WindowRule::FromLength { max: MAX_WINDOW },
-                table_per_bucket: PER_BUCKET,
-                tuning,
-            },
+            dev,
+            kernels,
+            timing,
+            staging,
+            planner: planner(tuning),
             workspace: Workspace::new(),
             ones_split: AtomicBool::new(ones_split),
         }
@@ -175,28 +174,24 @@ impl Msm {
     }
 
     /// Uploads bases, and makes their shifted multiples where the MSM gains from them.
-    pub fn upload<C: SWCurveConfig>(
-        &self,
-        (dev, staging): (&CudaDevice, &Staging),
-        curve: &Curve<C>,
-        host: &[Affine<C>],
-    ) -> Result<Bases<C>, CudaError> {
+    pub fn upload<C: SWCurveConfig>(&self, curve: &Curve<C>, host: &[Affine<C>]) -> Result<Bases<C>, CudaError> {
+        let dev = &*self.dev;
         let _op = dev.op();
         let data =
-            staging.upload_items(dev, curve.bases, host, curve.affine_words, curve.to_words, ("upload_bases", None))?;
-        let table = self.shifted_bases(dev, curve, dev.ptr(&data), host.len())?;
+            self.staging.upload_items(curve.bases, host, curve.affine_words, curve.to_words, ("upload_bases", None))?;
+        let table = self.shifted_bases(curve, dev.ptr(&data), host.len())?;
         Ok(Bases { data, len: host.len(), table, _curve: PhantomData })
     }
 
     /// `Σ scalars[i]·bases[i]` (at least as many bases as scalars: checked by the caller).
     pub fn run<C: SWCurveConfig>(
         &self,
-        (dev, staging): (&CudaDevice, &Staging),
         curve: &Curve<C>,
         bases: &Bases<C>,
         scalars: ScalarsRef<'_>,
         parent: Option<SpanId>,
     ) -> Result<Projective<C>, CudaError> {
+        let dev = &*self.dev;
         let n = scalars.len();
         if n == 0 {
             return Ok(Projective::zero());
@@ -204,7 +199,7 @@ impl Msm {
         let uploaded;
         let scalars_ptr = match scalars {
             ScalarsRef::Host(s) => {
-                uploaded = staging.upload_fr(dev, s, parent)?;
+                uploaded = self.staging.upload_fr(s, parent)?;
                 dev.ptr(&uploaded.data)
             }
             ScalarsRef::Device(buf, range) => dev.ptr(&buf.data) + (range.start * FR_WORDS * 4) as u64,
@@ -222,10 +217,10 @@ impl Msm {
                 available: 1 << 33,
             });
         }
-        let phases = Phases { dev, staging, msm: self, curve, plan, points, bases: dev.ptr(&bases.data), parent };
+        let phases = Phases { msm: self, curve, plan, points, bases: dev.ptr(&bases.data), parent };
         let words = {
             let _op = dev.op();
-            dev.span(curve.span, parent, || match phases.run(scalars_ptr) {
+            self.timing.span(curve.span, parent, || match phases.run(scalars_ptr) {
                 // The workspace of earlier MSMs may hold what this one needs: free it, once.
                 Err(CudaError::OutOfMemory { .. }) => {
                     self.workspace.clear(dev)?;
@@ -243,11 +238,11 @@ impl Msm {
     /// otherwise. The caller holds the operation lock.
     fn shifted_bases<C: SWCurveConfig>(
         &self,
-        dev: &CudaDevice,
         curve: &Curve<C>,
         bases: u64,
         len: usize,
     ) -> Result<Option<BaseTable>, CudaError> {
+        let dev = &*self.dev;
         let Some(layout) = self.planner.table(len) else { return Ok(None) };
         let (c, windows) = (layout.c, layout.windows);
         let chunk = len.min(SHIFT_CHUNK);
@@ -274,11 +269,11 @@ impl Msm {
             return Ok(None);
         };
         let (table_p, multiples_p, products_p) = (dev.ptr(&data), dev.ptr(&multiples), dev.ptr(&products));
-        dev.span(&format!("{}.shift_bases", curve.span), None, || {
+        self.timing.span(&format!("{}.shift_bases", curve.span), None, || {
             for first in (0..len).step_by(chunk) {
                 let count = chunk.min(len - first) as u32;
-                dev.launch(
-                    curve.shift_bases,
+                self.kernels.launch(
+                    Kernel::ShiftBases(curve.kernels),
                     count.div_ceil(128),
                     128,
                     &[

@@ -19,8 +19,10 @@ use g16_backend::NttKind;
 use g16_backend::timeline::SpanId;
 
 use crate::buffers::FrBuffer;
-use crate::device::{lock, Arg, CudaDevice};
+use crate::compile::{Arg, Kernel, Kernels};
+use crate::device::{lock, CudaDevice};
 use crate::error::CudaError;
+use crate::timing::Timing;
 
 /// Fr's two-adicity bounds the NTT length; 32-bit indices bound it too.
 pub(crate) const MAX_NTT_LOG2: u32 = if Fr::TWO_ADICITY < 31 { Fr::TWO_ADICITY } else { 31 };
@@ -43,7 +45,7 @@ const ROOTS_LOG: u32 = 10;
 const MAX_PASS_STAGES: u32 = 8;
 
 /// The pass kernel (`kernels/ntt/ntt.cu`).
-const PASS_KERNEL: &str = "ntt_radix4_pass";
+const PASS_KERNEL: Kernel = Kernel::NttRadix4Pass;
 
 struct NttTables {
     forward: CudaSlice<u32>,
@@ -155,18 +157,22 @@ impl ScaleModes {
     }
 }
 
-/// The NTT's tables and scratch, by domain size, kept between NTTs.
+/// The NTT layer of one device: its tables and scratch, by domain size, kept between NTTs.
 pub(crate) struct Ntt {
+    dev: Arc<CudaDevice>,
+    kernels: Arc<Kernels>,
+    timing: Arc<Timing>,
     tables: Mutex<HashMap<u32, Arc<NttTables>>>,
     scratch: Mutex<HashMap<usize, CudaSlice<u32>>>,
 }
 
 impl Ntt {
-    pub fn new() -> Ntt {
-        Ntt { tables: Mutex::new(HashMap::new()), scratch: Mutex::new(HashMap::new()) }
+    pub fn new(dev: Arc<CudaDevice>, kernels: Arc<Kernels>, timing: Arc<Timing>) -> Ntt {
+        Ntt { dev, kernels, timing, tables: Mutex::new(HashMap::new()), scratch: Mutex::new(HashMap::new()) }
     }
 
-    fn tables(&self, dev: &CudaDevice, log_n: u32) -> Result<Arc<NttTables>, CudaError> {
+    fn tables(&self, log_n: u32) -> Result<Arc<NttTables>, CudaError> {
+        let dev = &*self.dev;
         if let Some(t) = lock(&self.tables).get(&log_n) {
             return Ok(t.clone());
         }
@@ -185,7 +191,8 @@ impl Ntt {
             let table = dev.alloc(what, half * FR_WORDS)?;
             let (t, h, l) = (dev.ptr(&table), dev.ptr(&hi), dev.ptr(&lo));
             let blocks = (half as u32).div_ceil(256).min(65_535);
-            dev.launch("ntt_twiddles", blocks, 256, &[Arg::Ptr(t), Arg::Ptr(h), Arg::Ptr(l), Arg::U32(half as u32)])?;
+            let args = [Arg::Ptr(t), Arg::Ptr(h), Arg::Ptr(l), Arg::U32(half as u32)];
+            self.kernels.launch(Kernel::NttTwiddles, blocks, 256, &args)?;
             dev.synchronize()?; // the small tables are freed on return
             Ok(table)
         };
@@ -209,17 +216,12 @@ impl Ntt {
 
     /// In place, natural order in and out; the length is a power of two from 2 to
     /// 2^MAX_NTT_LOG2 (`g16_backend::check_ntt_len`).
-    pub fn run(
-        &self,
-        dev: &CudaDevice,
-        buf: &mut FrBuffer,
-        kind: NttKind,
-        parent: Option<SpanId>,
-    ) -> Result<(), CudaError> {
+    pub fn run(&self, buf: &mut FrBuffer, kind: NttKind, parent: Option<SpanId>) -> Result<(), CudaError> {
+        let dev = &*self.dev;
         let n = buf.len;
         let _op = dev.op();
         let log_n = n.trailing_zeros();
-        let tables = self.tables(dev, log_n)?;
+        let tables = self.tables(log_n)?;
         let mut scratch = match lock(&self.scratch).remove(&n) {
             Some(s) => s,
             None => dev.alloc("NTT scratch", n * FR_WORDS)?,
@@ -240,11 +242,11 @@ impl Ntt {
         };
         let passes = plan_launches(log_n);
         let bufs = [dev.ptr(&buf.data), dev.ptr(&scratch)];
-        let result = dev.span(kind.span_name(), parent, || {
+        let result = self.timing.span(kind.span_name(), parent, || {
             for (i, pass) in passes.iter().enumerate() {
                 let (input, output) = (bufs[i % 2], bufs[(i + 1) % 2]);
                 let (first, last) = (i == 0, i + 1 == passes.len());
-                dev.launch(
+                self.kernels.launch(
                     PASS_KERNEL,
                     pass.blocks,
                     pass.threads(),
@@ -275,6 +277,30 @@ impl Ntt {
         lock(&self.scratch).insert(n, scratch);
         result
     }
+
+    /// Runs `op` on `a` as one launch, the device span named as the operation.
+    pub fn pointwise(&self, a: &mut FrBuffer, op: Pointwise<'_>, parent: Option<SpanId>) -> Result<(), CudaError> {
+        let dev = &*self.dev;
+        let _op = dev.op();
+        let constant;
+        let (name, kernel, mut args) = match op {
+            Pointwise::Mul(b) => ("mul_assign", Kernel::FrMul, vec![dev.ptr(&b.data)]),
+            Pointwise::Sub(b) => ("sub_assign", Kernel::FrSub, vec![dev.ptr(&b.data)]),
+            Pointwise::Scale(c) => {
+                constant = dev.upload_words("a constant", &words(&[c]))?;
+                ("scale", Kernel::FrScale, vec![dev.ptr(&constant)])
+            }
+            Pointwise::Quotient(b, c, z_inv) => {
+                constant = dev.upload_words("a constant", &words(&[z_inv]))?;
+                ("quotient", Kernel::FrQuotient, vec![dev.ptr(&b.data), dev.ptr(&c.data), dev.ptr(&constant)])
+            }
+        };
+        args.insert(0, dev.ptr(&a.data));
+        let mut args: Vec<Arg> = args.into_iter().map(Arg::Ptr).collect();
+        args.push(Arg::U32(a.len as u32));
+        let blocks = (a.len as u32).div_ceil(256).clamp(1, 8 * 1024);
+        self.timing.span(name, parent, || self.kernels.launch(kernel, blocks, 256, &args))
+    }
 }
 
 /// A pointwise operation on an Fr vector `a` (operands of its length: checked by the caller).
@@ -287,34 +313,6 @@ pub(crate) enum Pointwise<'a> {
     Scale(Fr),
     /// `a[i] = (a[i]·b[i] − c[i])·z_inv`, in one pass.
     Quotient(&'a FrBuffer, &'a FrBuffer, Fr),
-}
-
-/// Runs `op` on `a` as one launch, the device span named as the operation.
-pub(crate) fn pointwise(
-    dev: &CudaDevice,
-    a: &mut FrBuffer,
-    op: Pointwise<'_>,
-    parent: Option<SpanId>,
-) -> Result<(), CudaError> {
-    let _op = dev.op();
-    let constant;
-    let (name, kernel, mut args) = match op {
-        Pointwise::Mul(b) => ("mul_assign", "fr_mul", vec![dev.ptr(&b.data)]),
-        Pointwise::Sub(b) => ("sub_assign", "fr_sub", vec![dev.ptr(&b.data)]),
-        Pointwise::Scale(c) => {
-            constant = dev.upload_words("a constant", &words(&[c]))?;
-            ("scale", "fr_scale", vec![dev.ptr(&constant)])
-        }
-        Pointwise::Quotient(b, c, z_inv) => {
-            constant = dev.upload_words("a constant", &words(&[z_inv]))?;
-            ("quotient", "fr_quotient", vec![dev.ptr(&b.data), dev.ptr(&c.data), dev.ptr(&constant)])
-        }
-    };
-    args.insert(0, dev.ptr(&a.data));
-    let mut args: Vec<Arg> = args.into_iter().map(Arg::Ptr).collect();
-    args.push(Arg::U32(a.len as u32));
-    let blocks = (a.len as u32).div_ceil(256).clamp(1, 8 * 1024);
-    dev.span(name, parent, || dev.launch(kernel, blocks, 256, &args))
 }
 
 #[cfg(test)]

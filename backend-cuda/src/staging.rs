@@ -4,7 +4,7 @@
 //! it. Staging takes no operation lock: its slots have their own locks and its copies their
 //! own stream, so one worker's staging runs beside another's kernels.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ark_bls12_381::Fr;
 use cudarc::driver::{result as cu, sys, CudaEvent, CudaSlice, PinnedHostSlice};
@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use crate::buffers::FrBuffer;
 use crate::device::{lock, CudaDevice};
 use crate::error::{during, CudaError};
+use crate::timing::Timing;
 
 /// Words per pinned staging chunk (16 MiB): conversion of one chunk overlaps the copy of the last.
 const STAGING_WORDS: usize = 4 << 20;
@@ -28,15 +29,17 @@ struct StagingSlot {
     copied: Option<CudaEvent>,
 }
 
-/// The pinned slots, kept between transfers.
+/// The staging layer of one device: its pinned slots, kept between transfers.
 pub(crate) struct Staging {
+    dev: Arc<CudaDevice>,
+    timing: Arc<Timing>,
     upload_slots: Mutex<Vec<StagingSlot>>,
     download_slot: Mutex<Option<PinnedHostSlice<u32>>>,
 }
 
 impl Staging {
-    pub fn new() -> Staging {
-        Staging { upload_slots: Mutex::new(Vec::new()), download_slot: Mutex::new(None) }
+    pub fn new(dev: Arc<CudaDevice>, timing: Arc<Timing>) -> Staging {
+        Staging { dev, timing, upload_slots: Mutex::new(Vec::new()), download_slot: Mutex::new(None) }
     }
 
     /// Copies `items.len()` items of `per` words each to a new device allocation, converting
@@ -51,13 +54,13 @@ impl Staging {
     /// for the last copy before anything queued on it after this returns.
     pub fn upload_items<T: Sync>(
         &self,
-        dev: &CudaDevice,
         what: &str,
         items: &[T],
         per: usize,
         convert: impl Fn(&T, &mut [u32]) + Sync,
         (span, parent): (&str, Option<SpanId>),
     ) -> Result<CudaSlice<u32>, CudaError> {
+        let dev = &*self.dev;
         let dst = dev.alloc_for_upload(what, items.len() * per)?;
         let base = dev.ptr(&dst);
         let chunk_items = (STAGING_WORDS / per).max(1);
@@ -73,7 +76,7 @@ impl Staging {
             slots.push(StagingSlot { host, copied: None });
         }
         let copy_stream = dev.copy_stream();
-        let queued = dev.span_on(copy_stream, span, parent, || {
+        let queued = self.timing.span_on(copy_stream, span, parent, || {
             copy_chunks(dev, (&mut slots[..], chunk_items, base), items, per, &convert)
         });
         // Also after a failure: `dst` is freed on the compute stream, which must not free it
@@ -93,12 +96,12 @@ impl Staging {
     /// to wait too (docs/perf/cuda.md: downloads).
     pub fn download_items<T: Send>(
         &self,
-        dev: &CudaDevice,
         base: u64,
         len: usize,
         per: usize,
         convert: impl Fn(&[u32]) -> T + Sync,
     ) -> Result<Vec<T>, CudaError> {
+        let dev = &*self.dev;
         let mut out = Vec::with_capacity(len);
         let chunk_items = (STAGING_WORDS / per).max(1);
         let mut slot = lock(&self.download_slot);
@@ -133,18 +136,18 @@ impl Staging {
         Ok(out)
     }
 
-    pub fn upload_fr(&self, dev: &CudaDevice, host: &[Fr], parent: Option<SpanId>) -> Result<FrBuffer, CudaError> {
-        let data = self.upload_items(dev, "scalars", host, FR_WORDS, limbs::fr_to_words, ("upload_scalars", parent))?;
+    pub fn upload_fr(&self, host: &[Fr], parent: Option<SpanId>) -> Result<FrBuffer, CudaError> {
+        let data = self.upload_items("scalars", host, FR_WORDS, limbs::fr_to_words, ("upload_scalars", parent))?;
         Ok(FrBuffer { data, len: host.len() })
     }
 
-    pub fn download_fr(&self, dev: &CudaDevice, buf: &FrBuffer) -> Result<Vec<Fr>, CudaError> {
-        self.download_items(dev, dev.ptr(&buf.data), buf.len, FR_WORDS, limbs::fr_from_words)
+    pub fn download_fr(&self, buf: &FrBuffer) -> Result<Vec<Fr>, CudaError> {
+        self.download_items(self.dev.ptr(&buf.data), buf.len, FR_WORDS, limbs::fr_from_words)
     }
 
     /// `words` words from device address `src` (inside a live allocation of at least as many).
-    pub fn download_words(&self, dev: &CudaDevice, src: u64, words: usize) -> Result<Vec<u32>, CudaError> {
-        self.download_items(dev, src, words, 1, |w| w[0])
+    pub fn download_words(&self, src: u64, words: usize) -> Result<Vec<u32>, CudaError> {
+        self.download_items(src, words, 1, |w| w[0])
     }
 }
 

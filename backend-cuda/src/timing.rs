@@ -9,18 +9,72 @@
 //! reference that was current when it was queued, so offsets stay short and non-negative; a
 //! new reference is taken at a drain that finds the device idle.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys::CUevent_flags, CudaContext, CudaEvent, CudaStream};
 use g16_backend::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
 
+use crate::device::{lock, CudaDevice};
 use crate::error::{during, CudaError};
 
 /// Half the documented resolution of cuEventElapsedTime (about 0.5 µs), rounded up.
 const EVENT_RESOLUTION_NS: u64 = 500;
 
+/// One device's timing: the spans of the work queued on it, and the reference they are
+/// timed against.
+pub(crate) struct Timing {
+    dev: Arc<CudaDevice>,
+    spans: Mutex<Spans>,
+}
+
+impl Timing {
+    /// Timing for `dev`, its spans on the trace lane `lane` (`cuda:N`).
+    pub fn new(dev: Arc<CudaDevice>, lane: String) -> Timing {
+        Timing { dev, spans: Mutex::new(Spans::new(lane)) }
+    }
+
+    /// Runs `work` (a group of launches) between two events, as the device span `name`.
+    pub fn span<R>(
+        &self,
+        name: &str,
+        parent: Option<SpanId>,
+        work: impl FnOnce() -> Result<R, CudaError>,
+    ) -> Result<R, CudaError> {
+        self.span_on(self.dev.stream(), name, parent, work)
+    }
+
+    /// `span` for work queued on `stream` (the compute stream or the copy stream).
+    pub fn span_on<R>(
+        &self,
+        stream: &CudaStream,
+        name: &str,
+        parent: Option<SpanId>,
+        work: impl FnOnce() -> Result<R, CudaError>,
+    ) -> Result<R, CudaError> {
+        let ctx = self.dev.ctx();
+        let begun = lock(&self.spans).begin(ctx, stream)?;
+        let out = work();
+        // The span is closed even when the work failed, so the timeline shows how far it got.
+        lock(&self.spans).end(ctx, stream, name, parent, begun)?;
+        out
+    }
+
+    /// Every device span finished so far, on the host clock; spans still running stay for a
+    /// later drain. It waits for nothing: a drain that synchronised the stream under the
+    /// operation lock held back the other worker's launches until this worker's queued
+    /// kernels had run out. The clock reference is renewed only where that costs no wait: the
+    /// lock free and the stream idle.
+    pub fn drain(&self) -> Result<Vec<DeviceSpan>, CudaError> {
+        let dev = &self.dev;
+        let idle = dev.try_op().filter(|_| dev.stream_idle());
+        let spans = lock(&self.spans).drain(dev.ctx(), dev.stream(), idle.is_some());
+        drop(idle);
+        spans
+    }
+}
+
 /// A reference event and where it lies on the host clock.
-pub(crate) struct Reference {
+struct Reference {
     event: CudaEvent,
     clock: ClockCalibration,
 }
@@ -33,7 +87,8 @@ struct Pending {
     end: CudaEvent,
 }
 
-pub(crate) struct Timing {
+/// The spans not drained yet, and the current reference.
+struct Spans {
     /// The trace lane of this device's spans.
     lane: String,
     reference: Option<Arc<Reference>>,
@@ -41,9 +96,9 @@ pub(crate) struct Timing {
     done: Vec<DeviceSpan>,
 }
 
-impl Timing {
-    pub fn new(lane: String) -> Self {
-        Timing { lane, reference: None, pending: Vec::new(), done: Vec::new() }
+impl Spans {
+    fn new(lane: String) -> Self {
+        Spans { lane, reference: None, pending: Vec::new(), done: Vec::new() }
     }
 
     /// A fresh reference; the caller has synchronised the stream.
@@ -60,11 +115,7 @@ impl Timing {
     }
 
     /// Records a start event now; `end` closes the span after the group's launches.
-    pub fn begin(
-        &mut self,
-        ctx: &Arc<CudaContext>,
-        stream: &CudaStream,
-    ) -> Result<(Arc<Reference>, CudaEvent), CudaError> {
+    fn begin(&mut self, ctx: &Arc<CudaContext>, stream: &CudaStream) -> Result<(Arc<Reference>, CudaEvent), CudaError> {
         let reference = match &self.reference {
             Some(r) => r.clone(),
             None => {
@@ -77,7 +128,7 @@ impl Timing {
         Ok((reference, start))
     }
 
-    pub fn end(
+    fn end(
         &mut self,
         ctx: &Arc<CudaContext>,
         stream: &CudaStream,
@@ -95,12 +146,7 @@ impl Timing {
     /// Resolves every pending span whose end has been reached (the others stay pending), then,
     /// if `idle` (the caller holds the operation lock and `stream` has nothing queued), takes a
     /// new reference for the spans to come; returns all spans finished so far.
-    pub fn drain(
-        &mut self,
-        ctx: &Arc<CudaContext>,
-        stream: &CudaStream,
-        idle: bool,
-    ) -> Result<Vec<DeviceSpan>, CudaError> {
+    fn drain(&mut self, ctx: &Arc<CudaContext>, stream: &CudaStream, idle: bool) -> Result<Vec<DeviceSpan>, CudaError> {
         let (finished, running): (Vec<Pending>, Vec<Pending>) =
             std::mem::take(&mut self.pending).into_iter().partition(|p| p.end.try_is_complete().unwrap_or(true));
         self.pending = running;

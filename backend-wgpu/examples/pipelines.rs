@@ -7,7 +7,8 @@
 //! forces the 32-bit path, `--parallel` compiles all modules at once (as
 //! `Pipelines::prepare_all` does), module names (`ntt`, `msm_bucket_g2`, …) select modules.
 
-use g16_wgpu::{Module, WgpuBackend, WgpuOptions};
+use g16_wgpu::compile::Module;
+use g16_wgpu::{WgpuBackend, WgpuOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

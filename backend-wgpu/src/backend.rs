@@ -20,11 +20,12 @@ use g16_backend::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{Elem, FrBuffer, G1Buffer, G2Buffer, Memory};
 use crate::compile::{CurvePrograms, Pipelines};
-use crate::device::{list_adapters, lock, Arith, WgpuDevice, WgpuOptions};
+use crate::device::{list_adapters, lock, Arith, WgpuDevice};
 use crate::error::WgpuError;
 use crate::fixed_base::FixedBase;
 use crate::msm::Msm;
 use crate::ntt::Ntt;
+use crate::options::WgpuOptions;
 use crate::sparse::{DeviceMatrix, Sparse};
 use crate::staging;
 use crate::timing::{Tag, Timing};

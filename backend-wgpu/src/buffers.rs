@@ -155,15 +155,11 @@ impl Chunked {
 }
 
 /// Fr scalars on the device.
-pub struct FrBuffer(pub(crate) Chunked);
+pub(crate) struct FrBuffer(pub(crate) Chunked);
 
 impl FrBuffer {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.len == 0
     }
 }
 

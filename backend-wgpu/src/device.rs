@@ -1,71 +1,19 @@
-//! The device: adapter selection, the options a device opens with, its limits, wgpu's errors,
-//! buffer creation, bind groups and dispatch. Nothing here knows what the buffers hold or
-//! which kernels run: the layers above (buffers, compile, timing, ntt, msm) build on it.
+//! The device: adapter selection, its limits, wgpu's errors, buffer creation, read-backs of
+//! mappable buffers, bind groups and dispatch. Nothing here knows what the buffers hold or
+//! which kernels run: the layers above (buffers, compile, timing, staging, ntt, msm) build on
+//! it.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use g16_backend::msm_plan::MsmTuning;
 use wgpu::util::DeviceExt;
 
 use crate::error::WgpuError;
+use crate::options::{MemoryBlocks, WgpuOptions};
 
 /// Locks a mutex, recovering from poisoning (every structure behind the crate's locks stays
 /// valid after a panic elsewhere: caches and append-only lists).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// How to open the wgpu backend: every setting it has, read once when the device opens.
-/// Devices are shared per process by equal options (backend.rs).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct WgpuOptions {
-    /// Which usable adapter (see [`list_adapters`]), in order of preference.
-    pub ordinal: usize,
-    /// Take the 32-bit arithmetic path even where the adapter offers SHADER_INT64.
-    pub force_u32: bool,
-    /// Lower the per-binding size limit below the adapter's (tests of split bindings).
-    pub max_binding_bytes: Option<u64>,
-    /// Lower the workgroup storage the kernels plan with below the device's (tests of the
-    /// NTT's smaller tiles, such as WebGPU's default 16 KiB).
-    pub max_workgroup_bytes: Option<u32>,
-    /// The directory of the on-disk pipeline cache (VkPipelineCache), where the adapter has
-    /// one; `None`: no cache.
-    pub pipeline_cache: Option<PathBuf>,
-    /// The MSM planner's overrides, and which base vectors get shifted bases.
-    pub msm: MsmTuning,
-    /// Where the NTT's passes read their inter-pass twiddles.
-    pub ntt_twiddles: NttTwiddles,
-    /// How wgpu sizes the device memory blocks it places buffers in.
-    pub memory_blocks: MemoryBlocks,
-    /// Most stages an NTT pass runs when an NTT takes several (at most 8, the default).
-    pub ntt_max_pass_stages: Option<u32>,
-}
-
-/// How wgpu sizes the device memory blocks (VkDeviceMemory) it places buffers in: a buffer
-/// larger than a block gets a block of its own, smaller ones share blocks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum MemoryBlocks {
-    /// wgpu's `MemoryHints::Performance`: blocks of 128 MiB, then 256 MiB.
-    #[default]
-    Large,
-    /// wgpu's `MemoryHints::MemoryUsage`: blocks of 8 to 64 MiB, so every array of 2^21
-    /// field elements or more has its own.
-    Small,
-}
-
-/// Where the NTT's passes read their inter-pass twiddles ω^e, e < n (shaders/ntt/ntt.wgsl):
-/// a pass gathers 2^16 distinct ones spread over the whole table. On the H200 the two run
-/// within 4 % of each other at 2^22–2^24 (docs/perf/wgpu.md, "The NTT's cliff").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum NttTwiddles {
-    /// The half table ω^e, e < n/2: one read a twiddle, from n/2·32 bytes (256 MiB a
-    /// direction at 2^24).
-    #[default]
-    Half,
-    /// The split power table hi[e >> 12]·lo[e mod 2^12]: one product more a twiddle, read
-    /// from 32·(2^12 + n/2^12) bytes.
-    Split,
 }
 
 /// How a device's kernels multiply 32-bit limbs.
@@ -346,6 +294,23 @@ impl WgpuDevice {
             .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
             .map(|_| ())
             .map_err(|e| WgpuError::Device(format!("waiting for {what}: {e}")))
+    }
+
+    /// The first `bytes` of a mappable buffer, as words, once the work writing it is done.
+    pub(crate) fn map_read(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>, WgpuError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait()?;
+        rx.recv()
+            .map_err(|_| WgpuError::Device("buffer mapping never completed".into()))?
+            .map_err(|e| WgpuError::Device(format!("mapping a buffer: {e}")))?;
+        let view = buffer.get_mapped_range(0..bytes).map_err(|e| WgpuError::Device(format!("mapped range: {e}")))?;
+        let words = bytemuck::cast_slice::<u8, u32>(&view).to_vec();
+        drop(view);
+        buffer.unmap();
+        Ok(words)
     }
 
     /// A buffer of `size` bytes (at least 16). Running out of memory is

@@ -4,10 +4,16 @@
 //! - It implements `g16_backend`'s `Backend` trait ([`WgpuBackend`]) and depends on nothing of
 //!   g16 but that contract; every setting is a field of [`WgpuOptions`], read once when the
 //!   device opens.
-//! - Layers only look down: `backend` uses `ntt`, `msm`, `fixed_base` and `sparse`, which use `timing`,
-//!   `compile`, `staging` and `buffers`, all of which use `device`; `formulas` (the
-//!   interpreter's programs, for `compile` and `msm`) and `error` sit beside them. Each layer's caches live
-//!   in its own struct, which holds the layers below it: the device holds only itself.
+//! - Layers depend downward only, in one order shared by both GPU crates:
+//!   `backend` → `ntt`, `msm`, `fixed_base`, `sparse` → `staging` → `compile`, `timing` →
+//!   `buffers` → `device` → `options`, `error`. Modules of one level do not use each other.
+//!   `compile` turns the kernel sources into what the device runs and checks every launch
+//!   against its table of kernels; `timing` maps the device's clock onto the timeline's.
+//!   The device holds only its own state; each layer above owns its caches, in its own
+//!   struct, which holds the layers below it.
+//! - Here, `compile`'s table is of bindings: [`compile::Module`]'s bindings, against which
+//!   every bind group is checked. `formulas` (the curve interpreter's programs, which only
+//!   `compile` uses) sits between `compile` and `buffers`.
 //! - One WGSL source per job in `shaders/` (the same layout as the CUDA kernels), composed per
 //!   arithmetic path (SHADER_INT64 or 32-bit limbs) and validated by naga in the tests;
 //!   modules are small and compiled lazily; curve formulas are interpreted programs.
@@ -22,21 +28,20 @@
 
 mod backend;
 mod buffers;
-mod compile;
+pub mod compile;
 mod device;
 mod error;
 mod fixed_base;
 mod formulas;
 mod msm;
 mod ntt;
+mod options;
 mod sparse;
 mod staging;
 mod timing;
 
 pub use backend::{device_count, hardware_device_count, WgpuBackend};
-pub use buffers::{Bases, Elem, FrBuffer, G1Buffer, G2Buffer, Group, SPLIT_SLOTS};
-pub use compile::{compose, Module, NttTile, Pipelines};
-pub use device::{list_adapters, AdapterSummary, Arith, MemoryBlocks, NttTwiddles, WgpuDevice, WgpuOptions};
+pub use buffers::{Elem, G1Buffer, G2Buffer, SPLIT_SLOTS};
 pub use error::WgpuError;
-pub use msm::{TABLE_PER_BUCKET, WINDOW_PER_BUCKET};
 pub use ntt::plan_passes;
+pub use options::{MemoryBlocks, NttTwiddles, WgpuOptions};

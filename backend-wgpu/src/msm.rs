@@ -34,11 +34,11 @@ use crate::timing::{Op, Tag, Timing};
 /// What a bucket costs the windowed layout, in mixed additions: about 3 a bucket to merge
 /// partials and reduce the windows (two full additions, each ~1.2 mixed ones). For 2^20
 /// scalars it picks c = 16 (16 windows, like c = 17, but half the buckets).
-pub const WINDOW_PER_BUCKET: u64 = 3;
+pub(crate) const WINDOW_PER_BUCKET: u64 = 3;
 /// What a bucket costs the shared layout, in mixed additions: fitted to the H200's times over
 /// c = 16..20 (docs/perf/wgpu.md, "Shifted bases"), where counting the additions alone (~3)
 /// picked windows 17–22 % slower. It picks c = 16 at 2^20 and c = 20 at 2^22.
-pub const TABLE_PER_BUCKET: u64 = 13;
+pub(crate) const TABLE_PER_BUCKET: u64 = 13;
 
 /// Bases per task at level 0, and partials per task at later levels.
 ///

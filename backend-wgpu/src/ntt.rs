@@ -27,8 +27,9 @@ use g16_backend::Fr;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
 use crate::compile::{Module, NttTile, Pipelines, Res};
-use crate::device::{lock, NttTwiddles};
+use crate::device::lock;
 use crate::error::WgpuError;
+use crate::options::NttTwiddles;
 use crate::staging;
 use crate::timing::{Op, Tag, Timing};
 

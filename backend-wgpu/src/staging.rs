@@ -79,24 +79,7 @@ pub(crate) fn read_back(mem: &Memory, parts: &[(&wgpu::Buffer, u64, u64)]) -> Re
         at += bytes;
     }
     dev.queue().submit([encoder.finish()]);
-    let words = map_read(dev, &staging, total)?;
+    let words = dev.map_read(&staging, total)?;
     dev.check_errors("reading back")?;
-    Ok(words)
-}
-
-/// The first `bytes` of a mappable buffer, as words, once the work writing it is done.
-pub(crate) fn map_read(dev: &WgpuDevice, staging: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>, WgpuError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
-        let _ = tx.send(r);
-    });
-    dev.wait()?;
-    rx.recv()
-        .map_err(|_| WgpuError::Device("buffer mapping never completed".into()))?
-        .map_err(|e| WgpuError::Device(format!("mapping a buffer: {e}")))?;
-    let view = staging.get_mapped_range(0..bytes).map_err(|e| WgpuError::Device(format!("mapped range: {e}")))?;
-    let words = bytemuck::cast_slice::<u8, u32>(&view).to_vec();
-    drop(view);
-    staging.unmap();
     Ok(words)
 }

@@ -22,7 +22,6 @@ use g16_backend::timeline::{now_ns, ClockCalibration, DeviceSpan, SpanId};
 
 use crate::device::{lock, WgpuDevice};
 use crate::error::WgpuError;
-use crate::staging::map_read;
 
 /// Phases one operation may time.
 const MAX_PHASES: u32 = 8;
@@ -164,7 +163,7 @@ fn calibrate(dev: &WgpuDevice, period_ns: f64) -> Result<ClockCalibration, WgpuE
 
 /// `count` u64 values from a mappable buffer.
 fn read_u64s(dev: &WgpuDevice, buf: &wgpu::Buffer, count: u64) -> Result<Vec<u64>, WgpuError> {
-    let words = map_read(dev, buf, count * 8)?;
+    let words = dev.map_read(buf, count * 8)?;
     Ok(words.chunks_exact(2).map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32)).collect())
 }
 

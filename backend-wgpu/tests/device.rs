@@ -16,9 +16,9 @@ use g16_backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer
 use g16_backend::conformance::open_or_skip;
 use g16_backend::sample::{random_points, random_scalars, test_rng};
 use g16_backend::timeline::{Layer, Timeline};
+use g16_wgpu::compile::{Arith, Module, NttTile};
 use g16_wgpu::{
-    plan_passes, Arith, Elem, G1Buffer, G2Buffer, MemoryBlocks, Module, NttTile, NttTwiddles, WgpuBackend, WgpuOptions,
-    SPLIT_SLOTS,
+    plan_passes, Elem, G1Buffer, G2Buffer, MemoryBlocks, NttTwiddles, WgpuBackend, WgpuOptions, SPLIT_SLOTS,
 };
 use rand_chacha::ChaCha20Rng;
 

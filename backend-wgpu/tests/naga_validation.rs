@@ -1,7 +1,7 @@
 //! Every WGSL module, composed as the device composes it, parses and validates with naga on
 //! both arithmetic paths, with the capabilities each path may assume, and no GPU.
 
-use g16_wgpu::{compose, Arith, Module};
+use g16_wgpu::compile::{compose, Arith, Module};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
 fn validate(module: Module, arith: Arith, caps: Capabilities) -> Result<(), String> {

@@ -5,15 +5,12 @@ use ark_ec::short_weierstrass::SWCurveConfig;
 use g16_backend::timeline::SpanId;
 
 use super::{Curve, Msm, MsmPlan, BIG_PIECE, ONES_BLOCKS};
-use crate::device::{Arg, CudaDevice};
+use crate::compile::{Arg, Kernel};
 use crate::error::CudaError;
-use crate::staging::Staging;
 
 /// One MSM's phases on the compute stream, with buffers from the workspace; the host waits
 /// only for the final download.
 pub(super) struct Phases<'a, C: SWCurveConfig> {
-    pub dev: &'a CudaDevice,
-    pub staging: &'a Staging,
     pub msm: &'a Msm,
     pub curve: &'a Curve<C>,
     pub plan: MsmPlan,
@@ -44,11 +41,15 @@ impl<C: SWCurveConfig> Phases<'_, C> {
     }
 
     fn ws(&self, name: &'static str, words: usize) -> Result<u64, CudaError> {
-        self.msm.workspace.get(self.dev, name, words)
+        self.msm.workspace.get(&self.msm.dev, name, words)
     }
 
     fn span<R>(&self, phase: &str, work: impl FnOnce() -> Result<R, CudaError>) -> Result<R, CudaError> {
-        self.dev.span(&format!("{}.{phase}", self.curve.span), self.parent, work)
+        self.msm.timing.span(&format!("{}.{phase}", self.curve.span), self.parent, work)
+    }
+
+    fn launch(&self, kernel: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), CudaError> {
+        self.msm.kernels.launch(kernel, grid, block, args)
     }
 
     /// Blocks of 256 threads over the scalars.
@@ -76,11 +77,11 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         let counts = self.ws("MSM bucket counts", buckets)?;
         let ones = self.ws("MSM ones list", plan.n)?;
         let flags = self.ws("MSM counters", 4)?; // [ones_count, big_count, pieces]
-        self.dev.zero_words(counts, buckets)?;
-        self.dev.zero_words(flags, 4)?;
+        self.msm.dev.zero_words(counts, buckets)?;
+        self.msm.dev.zero_words(flags, 4)?;
         let args = [Arg::Ptr(counts), Arg::Ptr(ones), Arg::Ptr(flags), Arg::U32(split)];
         self.span("digits", || {
-            self.dev.launch("msm_count", self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+            self.launch(Kernel::MsmCount, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
         })?;
         Ok(Digits { counts, ones, ones_count: flags, big_count: flags + 4, pieces_count: flags + 8 })
     }
@@ -92,11 +93,11 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         let cursor = self.ws("MSM bucket cursors", buckets)?;
         let sorted = self.ws("MSM sorted entries", plan.entries())?;
         self.span("sort", || {
-            self.dev.copy_words(offsets, digits.counts, buckets)?;
+            self.msm.dev.copy_words(offsets, digits.counts, buckets)?;
             self.exclusive_scan(offsets, buckets, 0)?;
-            self.dev.copy_words(cursor, offsets, buckets)?;
+            self.msm.dev.copy_words(cursor, offsets, buckets)?;
             let args = [Arg::Ptr(cursor), Arg::Ptr(sorted), Arg::U32(split)];
-            self.dev.launch("msm_scatter", self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+            self.launch(Kernel::MsmScatter, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
         })?;
         Ok((offsets, sorted))
     }
@@ -108,11 +109,11 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         const LEVELS: [&str; 4] = ["scan sums 0", "scan sums 1", "scan sums 2", "scan sums 3"];
         let blocks = len.div_ceil(1024);
         let sums = self.ws(LEVELS[depth.min(3)], blocks.max(1))?;
-        self.dev.launch("scan_blocks", blocks as u32, 1024, &[Arg::Ptr(data), Arg::U32(len as u32), Arg::Ptr(sums)])?;
+        self.launch(Kernel::ScanBlocks, blocks as u32, 1024, &[Arg::Ptr(data), Arg::U32(len as u32), Arg::Ptr(sums)])?;
         if blocks > 1 {
             self.exclusive_scan(sums, blocks, depth + 1)?;
-            self.dev.launch(
-                "scan_add",
+            self.launch(
+                Kernel::ScanAdd,
                 (len as u32).div_ceil(256),
                 256,
                 &[Arg::Ptr(data), Arg::U32(len as u32), Arg::Ptr(sums)],
@@ -124,7 +125,7 @@ impl<C: SWCurveConfig> Phases<'_, C> {
     /// One thread per bucket; the big buckets by whole blocks, planned on the device. A big
     /// bucket has more than `big` entries, which bounds their number. Returns the bucket sums.
     fn accumulate(&self, digits: &Digits, offsets: u64, sorted: u64) -> Result<u64, CudaError> {
-        let (plan, curve, dev) = (&self.plan, self.curve, self.dev);
+        let (plan, curve, dev) = (&self.plan, self.curve, &self.msm.dev);
         let (buckets, entries, xw) = (plan.buckets(), plan.entries(), curve.xyzz_words);
         let persistent = 4 * dev.info().multiprocessors.max(1);
         let max_big = buckets.min(entries / (plan.big as usize + 1) + 1);
@@ -135,8 +136,8 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         let pieces = self.ws("MSM big-bucket pieces", max_pieces * 2)?;
         let partials = self.ws("MSM big-bucket partial sums", max_pieces * xw)?;
         self.span("accumulate", || {
-            dev.launch(
-                curve.accumulate,
+            self.launch(
+                Kernel::Accumulate(curve.kernels),
                 (buckets as u32).div_ceil(128),
                 128,
                 &[
@@ -151,8 +152,8 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                     Arg::Ptr(digits.big_count),
                 ],
             )?;
-            dev.launch(
-                "msm_big_plan",
+            self.launch(
+                Kernel::MsmBigPlan,
                 1,
                 1024,
                 &[
@@ -164,8 +165,8 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                     Arg::Ptr(digits.pieces_count),
                 ],
             )?;
-            dev.launch(
-                curve.big_pieces,
+            self.launch(
+                Kernel::BigPieces(curve.kernels),
                 (max_pieces as u32).min(persistent),
                 curve.threads,
                 &[
@@ -176,8 +177,8 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                     Arg::Ptr(partials),
                 ],
             )?;
-            dev.launch(
-                curve.big_combine,
+            self.launch(
+                Kernel::BigCombine(curve.kernels),
                 (max_big as u32).div_ceil(64).min(persistent),
                 64,
                 &[Arg::Ptr(table), Arg::Ptr(digits.big_count), Arg::Ptr(partials), Arg::Ptr(sums)],
@@ -190,7 +191,7 @@ impl<C: SWCurveConfig> Phases<'_, C> {
     /// one); the ones summed by many blocks and folded into one sum. The sets' sums and the
     /// ones' sum go to the host.
     fn reduce(&self, digits: &Digits, sums: u64) -> Result<Vec<u32>, CudaError> {
-        let (plan, curve, dev) = (&self.plan, self.curve, self.dev);
+        let (plan, curve) = (&self.plan, self.curve);
         let (sets, xw) = (plan.layout.sets, curve.xyzz_words);
         let groups = (plan.segments / (4 * curve.threads)).max(1);
         let segs = self.ws("MSM segment sums", sets as usize * plan.segments as usize * xw)?;
@@ -200,8 +201,8 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         let out = self.ws("MSM results", out_words)?;
         let ones_out = out + (sets as usize * xw * 4) as u64;
         self.span("reduce", || {
-            dev.launch(
-                curve.bucket_reduce,
+            self.launch(
+                Kernel::BucketReduce(curve.kernels),
                 (sets * plan.segments).div_ceil(64),
                 64,
                 &[
@@ -213,7 +214,8 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                 ],
             )?;
             let fold = |src: u64, groups: u32, per: u32, dst: u64| {
-                dev.launch(curve.window_fold, groups, curve.threads, &[Arg::Ptr(src), Arg::U32(per), Arg::Ptr(dst)])
+                let args = [Arg::Ptr(src), Arg::U32(per), Arg::Ptr(dst)];
+                self.launch(Kernel::WindowFold(curve.kernels), groups, curve.threads, &args)
             };
             if groups > 1 {
                 fold(segs, sets * groups, plan.segments / groups, fold_sums)?;
@@ -221,14 +223,14 @@ impl<C: SWCurveConfig> Phases<'_, C> {
             } else {
                 fold(segs, sets, plan.segments, out)?;
             }
-            dev.launch(
-                curve.ones_sum,
+            self.launch(
+                Kernel::OnesSum(curve.kernels),
                 ONES_BLOCKS,
                 curve.threads,
                 &[Arg::Ptr(self.bases), Arg::Ptr(digits.ones), Arg::Ptr(digits.ones_count), Arg::Ptr(ones_partials)],
             )?;
             fold(ones_partials, 1, ONES_BLOCKS, ones_out)?;
-            self.staging.download_words(dev, out, out_words)
+            self.msm.staging.download_words(out, out_words)
         })
     }
 }

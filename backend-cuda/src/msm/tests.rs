@@ -1,10 +1,6 @@
 use super::*;
 use ark_bls12_381::G1Projective;
 
-fn planner(tuning: MsmTuning) -> Planner {
-    Msm::new(tuning, true).planner
-}
-
 fn check(p: &MsmPlan) {
     let l = &p.layout;
     assert!(l.c * l.windows >= 256, "{p:?}");

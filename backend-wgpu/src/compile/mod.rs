@@ -22,8 +22,8 @@ mod pipelines;
 mod programs;
 mod tile;
 
+pub use crate::device::Arith;
 pub use module::{compose, Module};
-pub use pipelines::{Kernel, Pipelines};
-pub(crate) use pipelines::{ParamBlock, Res};
+pub(crate) use pipelines::{Kernel, ParamBlock, Pipelines, Res};
 pub(crate) use programs::CurvePrograms;
 pub use tile::NttTile;

@@ -5,6 +5,10 @@
 //! The CUDA C sources (`kernels/`) are embedded, so a binary needs no files beside it. NVRTC
 //! gets no include paths: each program is one translation unit, its parts concatenated in
 //! dependency order.
+//!
+//! Every kernel the backend launches is in one table ([`Kernel`], kernels.rs) with its
+//! parameters; the loaded kernels ([`Kernels`], launch.rs) launch only those, each launch's
+//! arguments checked against the table.
 
 use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
@@ -12,6 +16,13 @@ use std::path::{Path, PathBuf};
 use cudarc::nvrtc::{result, sys};
 
 use crate::error::CudaError;
+
+mod kernels;
+mod launch;
+
+pub(crate) use kernels::Arg;
+pub use kernels::{Access, Curve, Elem, Kernel, Param, ParamKind};
+pub(crate) use launch::Kernels;
 
 /// One source file of `kernels/`: its path there and its text.
 #[derive(Clone, Copy, Debug)]
@@ -22,7 +33,7 @@ pub struct Part {
 
 macro_rules! part {
     ($path:literal) => {
-        Part { path: $path, text: include_str!(concat!("../../kernels/", $path)) }
+        Part { path: $path, text: include_str!(concat!("../../../kernels/", $path)) }
     };
 }
 
@@ -51,7 +62,15 @@ pub const CHECK: Part = part!("r1cs/check.cu");
 pub struct Program {
     pub name: &'static str,
     pub source: String,
-    pub kernels: &'static [&'static str],
+    pub kernels: Vec<Kernel>,
+}
+
+impl Program {
+    /// The program `name` of `parts`, with the kernels the table places in it.
+    fn of(name: &'static str, parts: &[Part]) -> Program {
+        let kernels = Kernel::ALL.into_iter().filter(|k| k.program() == name).collect();
+        Program { name, source: unit(parts), kernels }
+    }
 }
 
 /// The programs: NTT and pointwise over Fr; the sparse products and the R1CS check; MSM over
@@ -59,46 +78,10 @@ pub struct Program {
 /// needs none of the MSM's kernels, and a smaller unit compiles sooner).
 pub fn programs() -> Vec<Program> {
     vec![
-        Program {
-            name: "ntt",
-            source: unit(&[FP, NTT, POINTWISE]),
-            kernels: &["ntt_twiddles", "ntt_radix4_pass", "fr_mul", "fr_sub", "fr_scale", "fr_quotient"],
-        },
-        Program {
-            name: "r1cs",
-            source: unit(&[FP, SPMV, CHECK]),
-            kernels: &["spmv_rows", "spmv_long_rows", "r1cs_check"],
-        },
-        Program {
-            name: "msm",
-            source: unit(&[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, TABLE]),
-            kernels: &[
-                "msm_count",
-                "msm_scatter",
-                "scan_blocks",
-                "scan_add",
-                "msm_big_plan",
-                "g1_accumulate",
-                "g1_big_pieces",
-                "g1_big_combine",
-                "g1_bucket_reduce",
-                "g1_window_fold",
-                "g1_ones_sum",
-                "g1_shift_bases",
-                "g2_accumulate",
-                "g2_big_pieces",
-                "g2_big_combine",
-                "g2_bucket_reduce",
-                "g2_window_fold",
-                "g2_ones_sum",
-                "g2_shift_bases",
-            ],
-        },
-        Program {
-            name: "fixed_base",
-            source: unit(&[FP, FQ2, XYZZ, FIXED_BASE]),
-            kernels: &["g1_fixed_base", "g2_fixed_base"],
-        },
+        Program::of("ntt", &[FP, NTT, POINTWISE]),
+        Program::of("r1cs", &[FP, SPMV, CHECK]),
+        Program::of("msm", &[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, TABLE]),
+        Program::of("fixed_base", &[FP, FQ2, XYZZ, FIXED_BASE]),
     ]
 }
 

@@ -1,0 +1,76 @@
+//! The kernels loaded on one device, and the one way to launch them: by [`Kernel`], with the
+//! arguments checked against the kernel's parameters in the table (kernels.rs).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+
+use super::{compile_cached, nvrtc_version, programs, Arg, Kernel};
+use crate::device::CudaDevice;
+use crate::error::CudaError;
+
+/// Every kernel of the table, loaded once when the device opens.
+pub(crate) struct Kernels {
+    dev: Arc<CudaDevice>,
+    functions: HashMap<Kernel, CudaFunction>,
+    _modules: Vec<Arc<CudaModule>>,
+    /// NVRTC's version, (major, minor): what compiled them.
+    nvrtc: (i32, i32),
+}
+
+impl Kernels {
+    /// Compiles (or takes from the CUBIN cache in `cache_dir`) every program for the device's
+    /// architecture and loads its kernels.
+    pub(crate) fn load(dev: Arc<CudaDevice>, cache_dir: Option<&Path>) -> Result<Kernels, CudaError> {
+        let nvrtc = nvrtc_version()?;
+        let arch = dev.info().arch.clone();
+        let mut modules = Vec::new();
+        let mut functions = HashMap::new();
+        for program in programs() {
+            let cubin = compile_cached(&program, &arch, cache_dir)?;
+            let module = dev
+                .ctx()
+                .load_module(Ptx::from_binary(cubin))
+                .map_err(|e| CudaError::driver(format!("loading the {} kernels for {arch}", program.name), e))?;
+            for &kernel in &program.kernels {
+                let name = kernel.name();
+                let f = module.load_function(name).map_err(|e| CudaError::driver(format!("kernel {name}"), e))?;
+                functions.insert(kernel, f);
+            }
+            modules.push(module);
+        }
+        Ok(Kernels { dev, functions, _modules: modules, nvrtc })
+    }
+
+    /// NVRTC's version, as the backend reports it.
+    pub(crate) fn nvrtc_version(&self) -> String {
+        format!("NVRTC {}.{}", self.nvrtc.0, self.nvrtc.1)
+    }
+
+    /// Launches `kernel` on the compute stream with `grid × block` threads, once `args` have
+    /// matched its parameters; a mismatch is [`CudaError::Arguments`] and launches nothing.
+    pub(crate) fn launch(&self, kernel: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), CudaError> {
+        let name = kernel.name();
+        kernel.check(args).map_err(|mismatch| CudaError::Arguments { kernel: name, mismatch })?;
+        let f = self
+            .functions
+            .get(&kernel)
+            .ok_or_else(|| CudaError::Driver { context: format!("kernel {name}"), message: "not loaded".into() })?;
+        let mut builder = self.dev.stream().launch_builder(f);
+        for a in args {
+            match a {
+                Arg::U32(v) => builder.arg(v),
+                Arg::Ptr(p) => builder.arg(p),
+            };
+        }
+        let cfg = LaunchConfig { grid_dim: (grid.max(1), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the arguments match the kernel's C signature in count and kind (checked above
+        // against the table, which the host test holds to the sources), and each caller passes
+        // pointers into live allocations of the sizes the kernel indexes.
+        unsafe { builder.launch(cfg) }.map_err(|e| CudaError::driver(format!("launching {name}"), e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,27 @@
+//! How to open the CUDA backend: every setting it has, in one struct read once when a device
+//! opens. Plain data: the device and the layers above read the fields they need.
+
+use std::path::PathBuf;
+
+use g16_backend::msm_plan::MsmTuning;
+
+/// How to open a CUDA device: read once, at [`CudaBackend::open`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CudaOptions {
+    /// Which device (`cuda:N`).
+    pub ordinal: usize,
+    /// Where compiled kernels (CUBIN) are cached; `None`: no on-disk cache, every open
+    /// compiles with NVRTC (about a minute a program).
+    pub cache_dir: Option<PathBuf>,
+    /// Whether MSMs send scalars equal to 1 to a batch addition instead of Pippenger (a
+    /// witness of a hash circuit is mostly bits; docs/perf/cuda.md: the 0/1 split.
+    pub ones_split: bool,
+    /// Overrides of the MSM's window and shifted-bases planning.
+    pub msm: MsmTuning,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions { ordinal: 0, cache_dir: None, ones_split: true, msm: MsmTuning::default() }
+    }
+}
