@@ -214,13 +214,7 @@ impl Backend for CudaBackend {
         Ok(self.gpu.sparse.spmv(m, z, out, current_span())?)
     }
 
-    fn first_unsatisfied(
-        &self,
-        a: &ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        rows: usize,
-    ) -> BackendResult<Option<usize>> {
+    fn first_unsatisfied(&self, [a, b, c]: [&ScalarBuffer; 3], rows: usize) -> BackendResult<Option<usize>> {
         let abc = (self.fr(a)?, self.fr(b)?, self.fr(c)?);
         for len in [abc.0.len, abc.1.len, abc.2.len] {
             check_range("first_unsatisfied", &(0..rows), len)?;

@@ -168,7 +168,7 @@ fn sparse_products_and_the_check_are_exact_and_timed() {
     b.spmv(&dm, &dz, &mut a).unwrap();
     let c: Vec<Fr> = want.iter().map(|x| x.square()).collect();
     let dc = b.upload_scalars(&c).unwrap();
-    assert_eq!(b.first_unsatisfied(&a, &a, &dc, rows).unwrap(), None, "a∘a = c");
+    assert_eq!(b.first_unsatisfied([&a, &a, &dc], rows).unwrap(), None, "a∘a = c");
     b.synchronize().unwrap();
     drop(guard);
     assert!(b.download_scalars(&a).unwrap() == want, "spmv of {rows} rows");

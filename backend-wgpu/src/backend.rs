@@ -49,7 +49,7 @@ impl Gpu {
         let pipelines = Arc::new(Pipelines::new(dev.clone(), options.pipeline_cache.as_deref()));
         let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
         let ntt =
-            Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_twiddles, options.ntt_max_pass_stages);
+            Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_max_pass_stages);
         let programs = Arc::new(CurvePrograms::default());
         let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), programs.clone(), options.msm);
         let fixed_base = FixedBase::new(mem.clone(), pipelines.clone(), timing.clone(), programs);
@@ -244,13 +244,7 @@ impl Backend for WgpuBackend {
         Ok(self.gpu.sparse.spmv(m, z, self.fr_mut(out)?, self.tag())?)
     }
 
-    fn first_unsatisfied(
-        &self,
-        a: &ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        rows: usize,
-    ) -> BackendResult<Option<usize>> {
+    fn first_unsatisfied(&self, [a, b, c]: [&ScalarBuffer; 3], rows: usize) -> BackendResult<Option<usize>> {
         for x in [a, b, c] {
             check_range("first_unsatisfied", &(0..rows), x.len())?;
         }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use wgpu::util::DeviceExt;
 
 use crate::error::WgpuError;
-use crate::options::{MemoryBlocks, WgpuOptions};
+use crate::options::WgpuOptions;
 
 /// Locks a mutex, recovering from poisoning (every structure behind the crate's locks stays
 /// valid after a panic elsewhere: caches and append-only lists).
@@ -187,10 +187,9 @@ impl WgpuDevice {
             label: Some("g16"),
             required_features: features,
             required_limits: limits.clone(),
-            memory_hints: match options.memory_blocks {
-                MemoryBlocks::Large => wgpu::MemoryHints::Performance,
-                MemoryBlocks::Small => wgpu::MemoryHints::MemoryUsage,
-            },
+            // wgpu's large blocks (128 then 256 MiB); its small ones (MemoryUsage) measured no
+            // different on the H200 (docs/perf/wgpu.md, "The NTT's cliff").
+            memory_hints: wgpu::MemoryHints::Performance,
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))

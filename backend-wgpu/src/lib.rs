@@ -44,4 +44,4 @@ pub use backend::{device_count, hardware_device_count, WgpuBackend};
 pub use buffers::{Elem, G1Buffer, G2Buffer, SPLIT_SLOTS};
 pub use error::WgpuError;
 pub use ntt::plan_passes;
-pub use options::{MemoryBlocks, NttTwiddles, WgpuOptions};
+pub use options::WgpuOptions;

@@ -11,8 +11,10 @@
 //! Coset NTTs multiply input i by g^i in the first pass's load, inverse ones scale output i by
 //! n⁻¹ (times g^(−i) on the coset) in the last pass's store. Each direction has one table per
 //! size, computed once on the host and kept on the device ([`DirectionTable`]): the
-//! butterflies' roots, the inter-pass twiddles ω^(±e) (a half table or a split power table:
-//! [`NttTwiddles`]), then the short power tables of the scalings.
+//! butterflies' roots, the inter-pass twiddles ω^(±e) for e < n/2 (the half table), then the
+//! short power tables of the scalings. (A split power table for the twiddles, one product more
+//! a twiddle and a few hundred KiB instead of n/2 elements, ran within 4 % of the half table
+//! on the H200: docs/perf/wgpu.md, "The NTT's cliff".)
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,7 +31,6 @@ use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
 use crate::compile::{Module, NttTile, Pipelines, Res};
 use crate::device::lock;
 use crate::error::WgpuError;
-use crate::options::NttTwiddles;
 use crate::staging;
 use crate::timing::{Op, Tag, Timing};
 
@@ -126,21 +127,14 @@ impl PowerTable {
     }
 }
 
-/// Where the inter-pass twiddles ω^(±e), e < n, lie in a direction's table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Twiddles {
-    /// ω^(±e) for e < n/2, from this offset (the kernel negates the upper half).
-    Half(u32),
-    /// A power table of ω^(±1).
-    Split(PowerTable),
-}
-
 /// What a direction's table of a domain of n holds, and where (offsets in Fr elements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct TableLayout {
     /// ω_(2^roots_log)^(±j) for j < 2^(roots_log − 1), from offset 0.
     roots_log: u32,
-    twiddles: Twiddles,
+    /// The inter-pass twiddles ω^(±e) for e < n/2, from this offset (the kernel negates the
+    /// upper half).
+    twiddles: u32,
     /// The coset shift's power table: forward g^i, inverse n⁻¹·g^(−i).
     coset: PowerTable,
     /// Forward, snarkjs's ω₂ₙ^i; inverse, a copy of `coset`.
@@ -149,7 +143,7 @@ struct TableLayout {
 
 /// One direction's table of a domain of 2^log, for passes of at most `roots_log` stages, on
 /// the host: the layout, and the elements.
-fn direction_table(log: u32, inverse: bool, roots_log: u32, twiddles: NttTwiddles) -> (TableLayout, Vec<Fr>) {
+fn direction_table(log: u32, inverse: bool, roots_log: u32) -> (TableLayout, Vec<Fr>) {
     let n = 1usize << log;
     let invert = |x: Fr| if inverse { x.inverse().unwrap_or(Fr::ONE) } else { x };
     // Fr's two-adicity (32) exceeds every domain here, so these roots exist.
@@ -159,13 +153,8 @@ fn direction_table(log: u32, inverse: bool, roots_log: u32, twiddles: NttTwiddle
     let (lo_len, hi_len) = PowerTable::lens(n);
     let mut host = Vec::with_capacity(roots_len + n / 2 + 3 * (lo_len + hi_len));
     host.extend(powers(root(1 << roots_log), Fr::ONE, roots_len));
-    let twiddles = if twiddles == NttTwiddles::Split {
-        Twiddles::Split(PowerTable::append(&mut host, omega, Fr::ONE, n))
-    } else {
-        let at = host.len() as u32;
-        host.extend(powers(omega, Fr::ONE, n / 2));
-        Twiddles::Half(at)
-    };
+    let twiddles = host.len() as u32;
+    host.extend(powers(omega, Fr::ONE, n / 2));
     let g = invert(Fr::GENERATOR);
     let (coset, odd_coset) = if inverse {
         let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
@@ -214,12 +203,8 @@ impl Scaling {
 /// The pass kernel's uniform (`Params` in shaders/ntt/ntt.wgsl).
 fn pass_params(log_n: u32, pass: &PassLaunch, layout: &TableLayout, load: Scaling, store: Scaling) -> Vec<u32> {
     let (l, s) = (load.table(), store.table());
-    let (twiddle_mode, twiddle_hi, twiddle_lo) = match layout.twiddles {
-        Twiddles::Half(at) => (0, 0, at),
-        Twiddles::Split(t) => (1, t.hi, t.lo),
-    };
     let mut p = vec![log_n, pass.s0, pass.k, pass.log_cols, pass.stride, load.mode(), store.mode()];
-    p.extend([layout.roots_log, twiddle_mode, twiddle_hi, twiddle_lo, l.hi, l.lo, s.hi, s.lo, 0]);
+    p.extend([layout.roots_log, layout.twiddles, l.hi, l.lo, s.hi, s.lo, 0, 0, 0]);
     let mut scale = [0u32; FR_WORDS];
     if let Scaling::Constant(c) = store {
         fr_to_words(&c, &mut scale);
@@ -241,7 +226,6 @@ pub(crate) struct Ntt {
     mem: Arc<Memory>,
     pipelines: Arc<Pipelines>,
     timing: Arc<Timing>,
-    twiddles: NttTwiddles,
     max_stages: u32,
     tables: Mutex<HashMap<(u32, bool), Arc<DirectionTable>>>,
     scratch: Mutex<HashMap<usize, Vec<Chunked>>>,
@@ -252,11 +236,10 @@ impl Ntt {
         mem: Arc<Memory>,
         pipelines: Arc<Pipelines>,
         timing: Arc<Timing>,
-        twiddles: NttTwiddles,
         max_stages: Option<u32>,
     ) -> Ntt {
         let max_stages = max_stages.unwrap_or(MAX_PASS_STAGES);
-        Ntt { mem, pipelines, timing, twiddles, max_stages, tables: Mutex::default(), scratch: Mutex::default() }
+        Ntt { mem, pipelines, timing, max_stages, tables: Mutex::default(), scratch: Mutex::default() }
     }
 
     /// The largest NTT: Fr's two-adicity, the split bindings, and 32-bit thread indices.
@@ -271,7 +254,7 @@ impl Ntt {
         if let Some(t) = lock(&self.tables).get(&(log, inverse)) {
             return Ok(t.clone());
         }
-        let (layout, host) = direction_table(log, inverse, roots_log, self.twiddles);
+        let (layout, host) = direction_table(log, inverse, roots_log);
         let table = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
         staging::write(self.mem.device(), &table, &to_words(&host, FR_WORDS, fr_to_words))?;
         let table = Arc::new(DirectionTable { table, layout });

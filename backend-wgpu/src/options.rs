@@ -23,36 +23,6 @@ pub struct WgpuOptions {
     pub pipeline_cache: Option<PathBuf>,
     /// The MSM planner's overrides, and which base vectors get shifted bases.
     pub msm: MsmTuning,
-    /// Where the NTT's passes read their inter-pass twiddles.
-    pub ntt_twiddles: NttTwiddles,
-    /// How wgpu sizes the device memory blocks it places buffers in.
-    pub memory_blocks: MemoryBlocks,
     /// Most stages an NTT pass runs when an NTT takes several (at most 8, the default).
     pub ntt_max_pass_stages: Option<u32>,
-}
-
-/// How wgpu sizes the device memory blocks (VkDeviceMemory) it places buffers in: a buffer
-/// larger than a block gets a block of its own, smaller ones share blocks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum MemoryBlocks {
-    /// wgpu's `MemoryHints::Performance`: blocks of 128 MiB, then 256 MiB.
-    #[default]
-    Large,
-    /// wgpu's `MemoryHints::MemoryUsage`: blocks of 8 to 64 MiB, so every array of 2^21
-    /// field elements or more has its own.
-    Small,
-}
-
-/// Where the NTT's passes read their inter-pass twiddles ω^e, e < n (shaders/ntt/ntt.wgsl):
-/// a pass gathers 2^16 distinct ones spread over the whole table. On the H200 the two run
-/// within 4 % of each other at 2^22–2^24 (docs/perf/wgpu.md, "The NTT's cliff").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum NttTwiddles {
-    /// The half table ω^e, e < n/2: one read a twiddle, from n/2·32 bytes (256 MiB a
-    /// direction at 2^24).
-    #[default]
-    Half,
-    /// The split power table hi[e >> 12]·lo[e mod 2^12]: one product more a twiddle, read
-    /// from 32·(2^12 + n/2^12) bytes.
-    Split,
 }

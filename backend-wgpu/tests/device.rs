@@ -18,7 +18,7 @@ use g16_backend::sample::{random_points, random_scalars, test_rng};
 use g16_backend::timeline::{Layer, Timeline};
 use g16_wgpu::compile::{Arith, Module, NttTile};
 use g16_wgpu::{
-    plan_passes, Elem, G1Buffer, G2Buffer, MemoryBlocks, NttTwiddles, WgpuBackend, WgpuOptions, SPLIT_SLOTS,
+    plan_passes, Elem, G1Buffer, G2Buffer, WgpuBackend, WgpuOptions, SPLIT_SLOTS,
 };
 use rand_chacha::ChaCha20Rng;
 
@@ -207,10 +207,8 @@ fn ntt_passes_match_the_cpu_at_every_size_to_2_20() {
 
 #[test]
 fn ntt_on_webgpu_default_workgroup_storage() {
-    // 16 KiB, WebGPU's default: a tile of 512 and no room for padding; every kind, with the
-    // inter-pass twiddles from the half table.
-    let options =
-        WgpuOptions { max_workgroup_bytes: Some(16 << 10), ntt_twiddles: NttTwiddles::Half, ..Default::default() };
+    // 16 KiB, WebGPU's default: a tile of 512 and no room for padding; every kind.
+    let options = WgpuOptions { max_workgroup_bytes: Some(16 << 10), ..Default::default() };
     let Some(b) = open(options) else { return };
     let tile = NttTile::of(b.device()).unwrap();
     assert_eq!((tile.log, tile.shared), (9, 512));
@@ -229,33 +227,12 @@ fn ntt_with_passes_held_to_fewer_stages() {
 }
 
 #[test]
-fn ntt_and_msm_in_wgpus_small_memory_blocks() {
-    // `MemoryBlocks::Small` (wgpu's MemoryUsage hints): arrays past 64 MiB get blocks of their
-    // own, smaller ones share; the results stay the CPU's.
-    let options = WgpuOptions { memory_blocks: MemoryBlocks::Small, ..Default::default() };
-    let Some(b) = open(options) else { return };
-    let mut rng = test_rng("ntt_and_msm_in_wgpus_small_memory_blocks");
-    assert_ntts_agree(&b, &[10, 14], &[NttKind::Forward, NttKind::CosetInverse], &mut rng);
-    let n = 1 << 8;
-    let bases = random_points::<G1Projective, _>(n, &mut rng);
-    let scalars = edge_scalars(n, &mut rng);
-    let (on_device, s) = (b.upload_g1_bases(&bases).unwrap(), b.upload_scalars(&scalars).unwrap());
-    assert!(g1_agrees(&b, (&on_device, &bases), &s, &scalars, 0..n), "G1 MSM in small memory blocks");
-}
-
-#[test]
 fn ntt_on_small_tiles_with_many_passes() {
     // Tiles of 128 (5 KiB: passes of at most 6 stages, padded where a pass has 4 columns or
     // more) and of 4 (128 B: one stage a pass, radix 2 alone), so pass counts of both parities
-    // and odd stage counts, with every kind, on both arithmetic paths; the inter-pass twiddles
-    // from the split power table (the default reads the half table).
+    // and odd stage counts, with every kind, on both arithmetic paths.
     for (bytes, force_u32, logs) in [(5u32 << 10, false, vec![7, 8, 12, 13, 15]), (128, true, vec![1, 2, 3, 6, 7])] {
-        let options = WgpuOptions {
-            max_workgroup_bytes: Some(bytes),
-            force_u32,
-            ntt_twiddles: NttTwiddles::Split,
-            ..Default::default()
-        };
+        let options = WgpuOptions { max_workgroup_bytes: Some(bytes), force_u32, ..Default::default() };
         let Some(b) = open(options) else { return };
         let mut rng = test_rng("ntt_on_small_tiles_with_many_passes");
         assert_ntts_agree(&b, &logs, &ALL_KINDS, &mut rng);
@@ -422,7 +399,7 @@ fn sparse_products_and_the_check_split_over_bindings() {
         let id = guard.id();
         b.spmv(&dm, &dz, &mut out).unwrap();
         let first = want.iter().take(8).position(|x| *x * x != *x);
-        assert_eq!(b.first_unsatisfied(&out, &out, &out, 8).unwrap(), first, "the first row whose a·a ≠ a");
+        assert_eq!(b.first_unsatisfied([&out, &out, &out], 8).unwrap(), first, "the first row whose a·a ≠ a");
         drop(guard);
         let spans = b.drain_device_spans();
         for name in ["spmv", "r1cs_check"] {
@@ -437,7 +414,7 @@ fn sparse_products_and_the_check_split_over_bindings() {
         let xy: Vec<Fr> = x.iter().zip(&y).map(|(p, q)| *p * q).collect();
         let (dx, dy) = (b.upload_scalars(&x).unwrap(), b.upload_scalars(&y).unwrap());
         let dxy = b.upload_scalars(&xy).unwrap();
-        assert_eq!(b.first_unsatisfied(&dx, &dy, &dxy, rows).unwrap(), None);
+        assert_eq!(b.first_unsatisfied([&dx, &dy, &dxy], rows).unwrap(), None);
         for (first, later) in [(per + 5, Some(2 * per + 1)), (2 * per, None), (per - 1, Some(per)), (0, Some(rows - 1))]
         {
             let mut broken = xy.clone();
@@ -446,15 +423,15 @@ fn sparse_products_and_the_check_split_over_bindings() {
                 broken[l] += Fr::from(1u64);
             }
             let dc = b.upload_scalars(&broken).unwrap();
-            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, rows).unwrap(), Some(first), "u32 path {force_u32}");
-            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, first).unwrap(), None, "rows below {first}");
+            assert_eq!(b.first_unsatisfied([&dx, &dy, &dc], rows).unwrap(), Some(first), "u32 path {force_u32}");
+            assert_eq!(b.first_unsatisfied([&dx, &dy, &dc], first).unwrap(), None, "rows below {first}");
         }
         for cut in [per, per + 1, 2 * per] {
             let mut broken = xy.clone();
             broken[cut] += Fr::from(1u64);
             let dc = b.upload_scalars(&broken).unwrap();
-            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, cut).unwrap(), None, "rows ending at {cut}");
-            assert_eq!(b.first_unsatisfied(&dx, &dy, &dc, cut + 1).unwrap(), Some(cut));
+            assert_eq!(b.first_unsatisfied([&dx, &dy, &dc], cut).unwrap(), None, "rows ending at {cut}");
+            assert_eq!(b.first_unsatisfied([&dx, &dy, &dc], cut + 1).unwrap(), Some(cut));
         }
 
         // A matrix past the split bindings' words: a typed error.

@@ -371,7 +371,7 @@ pub fn first_unsatisfied_finds_the_first_row<B: Backend + ?Sized>(b: &B) {
         let c: Vec<Fr> = a.iter().zip(&bv).map(|(x, y)| *x * y).collect();
         let (da, db) = (b.upload_scalars(&a).unwrap(), b.upload_scalars(&bv).unwrap());
         let dc = b.upload_scalars(&c).unwrap();
-        assert_eq!(b.first_unsatisfied(&da, &db, &dc, n).unwrap(), None, "satisfied, n={n}");
+        assert_eq!(b.first_unsatisfied([&da, &db, &dc], n).unwrap(), None, "satisfied, n={n}");
         let first = rng.gen_range(0..n);
         let mut broken = c.clone();
         broken[first] += Fr::ONE;
@@ -380,9 +380,9 @@ pub fn first_unsatisfied_finds_the_first_row<B: Backend + ?Sized>(b: &B) {
             broken[later] += Fr::ONE;
         }
         let dc = b.upload_scalars(&broken).unwrap();
-        assert_eq!(b.first_unsatisfied(&da, &db, &dc, n).unwrap(), Some(first), "n={n}");
-        assert_eq!(b.first_unsatisfied(&da, &db, &dc, first).unwrap(), None, "rows below the first failure");
-        assert!(b.first_unsatisfied(&da, &db, &dc, n + 1).is_err(), "rows past the vectors");
+        assert_eq!(b.first_unsatisfied([&da, &db, &dc], n).unwrap(), Some(first), "n={n}");
+        assert_eq!(b.first_unsatisfied([&da, &db, &dc], first).unwrap(), None, "rows below the first failure");
+        assert!(b.first_unsatisfied([&da, &db, &dc], n + 1).is_err(), "rows past the vectors");
     }
 }
 

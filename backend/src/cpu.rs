@@ -214,13 +214,7 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn first_unsatisfied(
-        &self,
-        a: &ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        rows: usize,
-    ) -> BackendResult<Option<usize>> {
+    fn first_unsatisfied(&self, [a, b, c]: [&ScalarBuffer; 3], rows: usize) -> BackendResult<Option<usize>> {
         for x in [a, b, c] {
             check_range("first_unsatisfied", &(0..rows), x.len())?;
         }

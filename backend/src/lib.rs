@@ -249,15 +249,10 @@ pub trait Backend: Send + Sync {
         let _ = (m, z, out);
         Err(BackendError::Unsupported { backend: self.info().kind, op: "spmv" })
     }
-    /// The R1CS check on the device: the first row r < `rows` with a[r]·b[r] ≠ c[r], if any.
-    fn first_unsatisfied(
-        &self,
-        a: &ScalarBuffer,
-        b: &ScalarBuffer,
-        c: &ScalarBuffer,
-        rows: usize,
-    ) -> BackendResult<Option<usize>> {
-        let _ = (a, b, c, rows);
+    /// The R1CS check on the device: of the products `[a, b, c]`, the first row r < `rows` with
+    /// a[r]·b[r] ≠ c[r], if any.
+    fn first_unsatisfied(&self, abc: [&ScalarBuffer; 3], rows: usize) -> BackendResult<Option<usize>> {
+        let _ = (abc, rows);
         Err(BackendError::Unsupported { backend: self.info().kind, op: "first_unsatisfied" })
     }
 
@@ -386,14 +381,9 @@ macro_rules! dispatch_backend {
             ) -> $crate::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.spmv(m, z, out), )+ }
             }
-            fn first_unsatisfied(
-                &self,
-                a: &$crate::ScalarBuffer,
-                x: &$crate::ScalarBuffer,
-                c: &$crate::ScalarBuffer,
-                rows: usize,
-            ) -> $crate::BackendResult<Option<usize>> {
-                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.first_unsatisfied(a, x, c, rows), )+ }
+            fn first_unsatisfied(&self, abc: [&$crate::ScalarBuffer; 3], rows: usize)
+                -> $crate::BackendResult<Option<usize>> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.first_unsatisfied(abc, rows), )+ }
             }
             fn synchronize(&self) -> $crate::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.synchronize(), )+ }

@@ -1,5 +1,5 @@
 // Sparse matrix–vector products over Fr, out = M·z, for a compiled circuit's A, B and C, with
-// the matrix in the packed layout of `g16_core::backend::sparse::packed` (one array of words
+// the matrix in the packed layout of `g16_backend::sparse::packed` (one array of words
 // `m`): coefficients from word 0 (8 words each), row starts from `starts`, each entry's
 // (column, slot) pair from `entries`, the long rows' indices from `long_rows`.
 //

@@ -4,7 +4,7 @@
 // Points live in the curve interpreter's registers (vm/vm.wgsl), never in WGSL values: a
 // point is 4 coordinates (X, Y, ZZ, ZZZ; XYZZ: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2) of CURVE_W
 // Fq registers each, and "coordinate c" below is register c·CURVE_W. The slots follow
-// backend-wgpu/src/formulas/: P at 0..4 and Q at 4..8 by default (a program's P and Q can be
+// the wgpu backend's formulas: P at 0..4 and Q at 4..8 by default (a program's P and Q can be
 // any two point slots: CURVE_add(p, q)), PP at 8, R at 9 (left by the head programs), spare
 // points at 12 and 16. The identity has ZZ = 0; an affine identity is x = y = 0 (no point of
 // the prime-order subgroup has y = 0).

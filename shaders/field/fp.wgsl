@@ -4,7 +4,7 @@
 // to and from the device as they are.
 //
 // FIELD_is_zero, FIELD_eq, FIELD_reduce_once, FIELD_add, FIELD_sub and FIELD_mul are generated as
-// straight-line code with one scalar per limb (backend-wgpu/src/compile/field.rs says why), and
+// straight-line code with one scalar per limb (the wgpu backend's field composer says why), and
 // need `mac` (wide_int64.wgsl or wide_u32.wgsl). Both primes leave the top limb's top bit
 // clear, so sums of two reduced elements never carry out of NLIMBS limbs.
 

@@ -1,7 +1,7 @@
 // Fixed-base scalar multiplication (key generation), instantiated per group (CURVE):
 // out[i] = s_i·P, affine, for the points i < count of one launch.
 //
-// The host builds the table of P's multiples (g16_core::backend::fixed_base):
+// The host builds the table of P's multiples (g16_backend::fixed_base):
 // table[w·per_window + d − 1] = d·2^(c·w)·P for each window w and digit d in 1 ..= 2^c − 1.
 // Scalars come in canonical form, 8 words each, so digit w is bits c·w .. c·w + c.
 //

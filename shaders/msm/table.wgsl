@@ -3,8 +3,8 @@
 // table[w·len + i] = 2^(c·w)·P_i, affine, for every window w < windows. An MSM over such a
 // table puts the digit of window w of scalar i into the one shared set of buckets with base
 // w·len + i (sort.wgsl's shared layout): the same n·windows additions as the windowed
-// layout, but one set of buckets to fill and reduce instead of one per window (msm.rs,
-// `TABLE_PER_BUCKET`, says which c).
+// layout, but one set of buckets to fill and reduce instead of one per window (the host
+// chooses c).
 //
 // One thread per point of a launch (points first .. first + count): c doublings a window in
 // XYZZ (the interpreter's DBL program), each multiple kept in `multiples`; then one field
@@ -30,7 +30,7 @@ struct Params {
 // Coordinate slots (curve/xyzz.wgsl numbering: a slot is CURVE_W registers): the running
 // multiple is P (0..4), which DBL doubles in place; the multiple of the backward pass is Q
 // (4..8); the field values are TABLE_PREFIX, TABLE_INV, TABLE_PREV and TABLE_NORM
-// (backend-wgpu/src/formulas/table.rs).
+// (the wgpu backend's table formulas).
 //
 // Every product of the kernel runs in the interpreter (programs DBL and TABLE_*) from one
 // vm_run site, and the inversion is one more product site: a driver inlines each site

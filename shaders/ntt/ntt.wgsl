@@ -1,6 +1,6 @@
 // NTT over Fr in passes of up to 8 stages, each pass one read and one write of the array with
 // its stages run in workgroup memory: the design of the CUDA pass kernel (kernels/ntt/ntt.cu,
-// whose header derives the maths), in WGSL. The host plans the passes (backend-wgpu/src/ntt.rs)
+// whose header derives the maths), in WGSL. The host plans the passes
 // from the tile the device's workgroup storage holds.
 //
 // One NTT of n = 2^L is a decimation-in-time transform split into passes of k stages. Seen
@@ -11,10 +11,9 @@
 // - the roots, ω_(2^K)^j for j < 2^(K−1), K the plan's largest pass (≤ 10): a root
 //   ω_(2^(q+1))^j is roots[j·2^(K−1−q)], so the butterflies read at most 2^(K−1) adjacent
 //   entries (16 KiB);
-// - the inter-pass twiddles ω^e, e < n, either as the half table (ω^e for e < n/2; ω^(e+n/2) =
-//   −ω^e: one read, but a pass gathers its 2^16 distinct twiddles from all n/2·32 bytes of it)
-//   or as a power table split in two (ω^e = hi[e >> 12]·lo[e mod 2^12]: one product more, and
-//   every read lands in 32·(2^12 + n/2^12) bytes). Which one the host picks: `twiddle_mode`.
+// - the inter-pass twiddles ω^e, e < n, as the half table (ω^e for e < n/2; ω^(e+n/2) = −ω^e:
+//   one read; a pass gathers its 2^16 distinct twiddles from all n/2·32 bytes of it);
+// - the scalings' power tables, each split in two: power(i) = hi[i >> 12]·lo[i mod 2^12].
 //
 // A workgroup holds `cols` = 2^log_cols adjacent columns (a tile of 2^(k+log_cols) elements),
 // loaded and stored a row at a time so that the columns' elements, adjacent in memory, move
@@ -40,7 +39,7 @@
 // (n⁻¹), store_mode 2 output i by a power table's entry (n⁻¹·g^(−i)). A power table is two short tables appended to `tw`:
 // power(i) = tw[hi + (i >> NTT_SPLIT)]·tw[lo + (i & (2^NTT_SPLIT − 1))].
 
-// The split of the power tables (`SPLIT` in backend-wgpu/src/ntt.rs).
+// The split of the power tables (the host builds them with the same split).
 const NTT_SPLIT: u32 = 12u;
 
 struct Params {
@@ -55,18 +54,17 @@ struct Params {
     store_mode: u32,
     // K: the roots are ω_(2^K)^j, j < 2^(K−1), at the start of `tw`.
     roots_log: u32,
-    // The inter-pass twiddles: 0, the half table at `twiddle_lo`; 1, the split power table
-    // whose parts start at `twiddle_hi` and `twiddle_lo`.
-    twiddle_mode: u32,
-    twiddle_hi: u32,
-    twiddle_lo: u32,
+    // The inter-pass twiddles: the half table, from this offset.
+    twiddles: u32,
     // Offsets in `tw` of the power tables' high and low parts, on load and on store.
     load_hi: u32,
     load_lo: u32,
     store_hi: u32,
     store_lo: u32,
-    // Brings the u32 fields to 16, so that `scale` starts where the host writes it.
-    pad: u32,
+    // Bring the u32 fields to 16, so that `scale` starts where the host writes it.
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
     // store_mode 1's constant.
     scale: array<vec4<u32>, 2>,
 }
@@ -74,7 +72,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 
 // The tile: elements a limb plane holds, the words of all 8 planes, and threads a workgroup.
-// Set per device at pipeline creation (backend-wgpu/src/compile/module.rs, `NttTile`).
+// Set per device at pipeline creation, from the device's workgroup storage.
 override ntt_plane: u32;
 override ntt_shared_words: u32;
 override ntt_threads: u32;
@@ -113,14 +111,11 @@ fn split_power(hi: u32, lo: u32, i: u32) -> fr {
 
 // ω^e for e < n: an inter-pass twiddle.
 fn twiddle(e: u32) -> fr {
-    if (params.twiddle_mode == 1u) {
-        return split_power(params.twiddle_hi, params.twiddle_lo, e);
-    }
     let half = 1u << (params.log_n - 1u);
     if (e < half) {
-        return tw_load(params.twiddle_lo + e);
+        return tw_load(params.twiddles + e);
     }
-    return fr_neg(tw_load(params.twiddle_lo + e - half));
+    return fr_neg(tw_load(params.twiddles + e - half));
 }
 
 // ω_(2^(q+1))^j for j < 2^q: a root of the butterflies of stage q (counted within the pass).

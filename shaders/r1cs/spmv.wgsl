@@ -1,5 +1,5 @@
 // Sparse matrix–vector products over Fr, out = M·z, for a compiled circuit's A, B and C
-// (kernels/r1cs/spmv.cu is the CUDA twin). The matrix is g16_core's packed words (`m`, split
+// (kernels/r1cs/spmv.cu is the CUDA twin). The matrix is g16_backend's packed words (`m`, split
 // over bindings like any large array): coefficients from word 0 (8 words each), row starts
 // from `starts`, each entry's (column, slot) pair from `entries`, the long rows' indices from
 // `long_rows`.

@@ -4,7 +4,7 @@
 var<private> vm: array<fq, VM_REGISTERS>;
 
 // Register r of a program: P's range (4 coordinates) from register p, Q's from register q,
-// the rest absolute (backend-wgpu/src/formulas/builder.rs).
+// the rest absolute (the wgpu backend's program builder).
 fn vm_reg(r: u32, p: u32, q: u32) -> u32 {
     if (r < 4u * VM_W) {
         return p + r;

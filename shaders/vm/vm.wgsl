@@ -1,8 +1,8 @@
-// The interpreter of curve programs (backend-wgpu/src/formulas/): straight-line Fq code,
+// The interpreter of curve programs (the wgpu backend's formulas): straight-line Fq code,
 // one instruction per word (op | dst << 8 | a << 16 | b << 24), in the `prog` binding.
 // Registers live in private memory (registers.wgsl). However many formulas a kernel runs,
 // each use of vm_run holds one Montgomery product, one sum and one difference, which
-// keeps the modules small enough for every driver's compiler (formulas/mod.rs says why that
+// keeps the modules small enough for every driver's compiler (the formulas' module says why that
 // matters).
 
 // The op byte: the kind in its low 4 bits (0 product, 1 sum, 2 difference, 3 copy, 4 and 5

@@ -103,7 +103,7 @@ fn constants_agree_with_the_shader() {
     assert_eq!(scalars % 4, 0, "Params has {scalars} u32 fields before its vec4s");
     let words = scalars + 8 * params.matches("array<vec4<u32>, 2>").count();
     let pass = PassLaunch { s0: 0, k: 1, log_cols: 0, stride: 1, workgroups: 1 };
-    let (layout, _) = direction_table(1, false, 1, NttTwiddles::Half);
+    let (layout, _) = direction_table(1, false, 1);
     assert_eq!(pass_params(1, &pass, &layout, Scaling::None, Scaling::Constant(Fr::ONE)).len(), words);
 }
 
@@ -134,37 +134,31 @@ fn direction_tables_hold_what_the_kernel_reads() {
     for inverse in [false, true] {
         let inv = |x: Fr| if inverse { x.inverse().unwrap() } else { x };
         for (log, roots_log) in [(1, 1), (3, 3), (10, 10), (13, 7), (14, 8)] {
-            for twiddles in [NttTwiddles::Half, NttTwiddles::Split] {
-                let what = format!("2^{log}, inverse {inverse}, roots 2^{roots_log}, {twiddles:?}");
-                let (layout, t) = direction_table(log, inverse, roots_log, twiddles);
-                let n = 1usize << log;
-                // The kernel's root(j, q) = ω_(2^(q+1))^(±j), for every stage a pass runs.
-                for q in 0..roots_log {
-                    let w = inv(Fr::get_root_of_unity(2u64 << q).unwrap());
-                    for j in [0usize, (1 << q) / 2, (1 << q) - 1] {
-                        assert_eq!(t[j << (roots_log - 1 - q)], w.pow([j as u64]), "{what}: root({j}, {q})");
-                    }
+            let what = format!("2^{log}, inverse {inverse}, roots 2^{roots_log}");
+            let (layout, t) = direction_table(log, inverse, roots_log);
+            let n = 1usize << log;
+            // The kernel's root(j, q) = ω_(2^(q+1))^(±j), for every stage a pass runs.
+            for q in 0..roots_log {
+                let w = inv(Fr::get_root_of_unity(2u64 << q).unwrap());
+                for j in [0usize, (1 << q) / 2, (1 << q) - 1] {
+                    assert_eq!(t[j << (roots_log - 1 - q)], w.pow([j as u64]), "{what}: root({j}, {q})");
                 }
-                // The kernel's twiddle(e) = ω^(±e), e < n, from either source.
-                assert_eq!(matches!(layout.twiddles, Twiddles::Split(_)), twiddles == NttTwiddles::Split, "{what}");
-                let omega = inv(Fr::get_root_of_unity(n as u64).unwrap());
-                for e in [0, 1, n / 2 - 1, n / 2, n - 1, 4097 & mask(n), 5000 & mask(n)] {
-                    let got = match layout.twiddles {
-                        Twiddles::Half(at) if e < n / 2 => t[at as usize + e],
-                        Twiddles::Half(at) => -t[at as usize + e - n / 2],
-                        Twiddles::Split(p) => split_power(&t, p, e),
-                    };
-                    assert_eq!(got, omega.pow([e as u64]), "{what}: twiddle({e})");
-                }
-                // The scalings' power tables.
-                let g = inv(Fr::GENERATOR);
-                let n_inv = if inverse { Fr::from(n as u64).inverse().unwrap() } else { Fr::ONE };
-                let omega_2n = Fr::get_root_of_unity(2 * n as u64).unwrap();
-                for i in [0, 1, n - 1] {
-                    assert_eq!(split_power(&t, layout.coset, i), n_inv * g.pow([i as u64]), "{what}: coset {i}");
-                    let odd = if inverse { n_inv * g.pow([i as u64]) } else { omega_2n.pow([i as u64]) };
-                    assert_eq!(split_power(&t, layout.odd_coset, i), odd, "{what}: odd coset {i}");
-                }
+            }
+            // The kernel's twiddle(e) = ω^(±e), e < n, from the half table.
+            let omega = inv(Fr::get_root_of_unity(n as u64).unwrap());
+            for e in [0, 1, n / 2 - 1, n / 2, n - 1, 4097 & mask(n), 5000 & mask(n)] {
+                let at = layout.twiddles as usize;
+                let got = if e < n / 2 { t[at + e] } else { -t[at + e - n / 2] };
+                assert_eq!(got, omega.pow([e as u64]), "{what}: twiddle({e})");
+            }
+            // The scalings' power tables.
+            let g = inv(Fr::GENERATOR);
+            let n_inv = if inverse { Fr::from(n as u64).inverse().unwrap() } else { Fr::ONE };
+            let omega_2n = Fr::get_root_of_unity(2 * n as u64).unwrap();
+            for i in [0, 1, n - 1] {
+                assert_eq!(split_power(&t, layout.coset, i), n_inv * g.pow([i as u64]), "{what}: coset {i}");
+                let odd = if inverse { n_inv * g.pow([i as u64]) } else { omega_2n.pow([i as u64]) };
+                assert_eq!(split_power(&t, layout.odd_coset, i), odd, "{what}: odd coset {i}");
             }
         }
     }

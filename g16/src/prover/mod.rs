@@ -300,7 +300,7 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
         };
         let (a, b) = (product(&circuit.a)?, product(&circuit.b)?);
         let mut c = product(circuit.c.as_ref().unwrap_or(&circuit.a))?;
-        backend.first_unsatisfied(&a, &b, &c, shape.num_constraints)?;
+        backend.first_unsatisfied([&a, &b, &c], shape.num_constraints)?;
         backend.mul_assign(&mut c, &b)?;
         backend.synchronize()?;
         Ok(())
@@ -376,7 +376,7 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
             Some(m) => {
                 let c = product("spmv_c", m)?;
                 let _g = tl.span(Layer::Prover, "r1cs_check");
-                if let Some(row) = backend.first_unsatisfied(&a, &b, &c, circuit.shape.num_constraints)? {
+                if let Some(row) = backend.first_unsatisfied([&a, &b, &c], circuit.shape.num_constraints)? {
                     return Err(ProveError::Unsatisfied { row });
                 }
                 c
