@@ -32,6 +32,9 @@
 #                 the host's CPUs, both verified by snarkjs (node and snarkjs on PATH)
 #       ntt_stability  the wgpu NTT at 2^22–2^24 in three fresh processes (median, min, max
 #                 of 15 runs each), and CUDA's beside it
+#       front     CUDA's kernel launches on the GPU (the conformance suites at CI sizes), then
+#                 MSM G1 and NTT at 2^24 on CUDA and a 2^22 proof from an assignment on CUDA
+#                 and wgpu: what a change to the crates' wiring must not slow
 #       pcie      the GPU's PCIe traffic and memory in use (nvidia-smi dmon) while the wgpu NTT runs
 #                 at 2^22 and 2^24, and CUDA's at 2^24
 #       witness   the assignment on the host (the native generator against witness-only
@@ -120,12 +123,18 @@ step() { # step SECONDS NAME COMMAND...: one timed step of a stage, its output k
   echo "   $name: exit $rc, $((SECONDS - start)) s"
 }
 
-suite() {
-  export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large
+# The test binaries cache kernels under the build's tmp dir (CARGO_TARGET_TMPDIR, fixed at build
+# time): the kernels compiled here go there, so no test compiles them.
+test_kernels() {
   local kernels
   while read -r kernels; do
     [ -n "$kernels" ] && mkdir -p "$kernels" && cp "$D"/cache/cuda/*.cubin "$kernels/"
   done <"$D/cuda-test-kernels-dir"
+}
+
+suite() {
+  export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large
+  test_kernels
   step 300 suite-cuda "$D/cuda_backend" --test-threads=1
   step 300 proofs-cuda "$D/proof_conformance" --test-threads=1 cuda_proofs
   step 300 proofs-wgpu "$D/proof_conformance" --test-threads=1 wgpu_proofs --skip u32_path
@@ -325,6 +334,22 @@ first() {
 }
 
 # COMMAND with its wall time and peak host memory after it (GNU time where the machine has it).
+front() {
+  # CUDA's launches through its kernel table on the GPU (both halves of the conformance suite at
+  # CI sizes, the proofs' half on wgpu too), then what must not regress: MSM G1 (scalars on the
+  # device and uploaded in the call) and the NTT at 2^24 on CUDA, and a 2^22 proof from an
+  # assignment on CUDA and wgpu, each key made on the device and kept in memory.
+  local json="$OUT/front.jsonl"
+  export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1
+  test_kernels
+  step 300 suite-cuda-ci "$D/cuda_backend" --test-threads=1
+  step 300 proofs-ci "$D/proof_conformance" --test-threads=1 --skip u32_path
+  timeout 240 "$D/g16" bench --json "$json" --backends cuda --ops msm-g1,msm-g1-host,ntt --sizes 24 --runs 7 2>&1 |
+    grep -v "^\s*$"
+  timeout 300 "$D/g16" bench --json "$json" --backends cuda,wgpu --ops prove-assignment --sizes 22 --runs 5 \
+    --keys-in-memory 2>&1 | grep -v "^\s*$"
+}
+
 timed() {
   if [ -x /usr/bin/time ]; then
     /usr/bin/time -f "   %e s wall, %M KB peak host memory" "$@"
@@ -360,7 +385,7 @@ scale() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | scale)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue

@@ -11,8 +11,8 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{BackendError, BackendResult};
-use crate::{Fr, G1Affine, G2Affine};
+use crate::error::{BackendError, BackendResult};
+use crate::curve::{Fr, G1Affine, G2Affine};
 
 /// Element types a [`DeviceBuffer`] can hold.
 pub trait Element: Send + Sync + 'static {

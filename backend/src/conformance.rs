@@ -15,10 +15,14 @@
 //! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20). The seed of every check is printed;
 //! `G16_TEST_SEED` replays it.
 
-use crate::{Backend, BackendError, BackendResult, DeviceBuffer, Element, NttKind, Scalars, SparseMatrix};
+use crate::buffer::{DeviceBuffer, Element, Scalars};
+use crate::contract::Backend;
+use crate::domain::NttKind;
+use crate::error::{BackendError, BackendResult};
+use crate::sparse::SparseMatrix;
 use crate::sample::{random_points, random_scalars, test_rng};
 use crate::timeline::{Layer, Timeline};
-use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::curve::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{Field, UniformRand, Zero};
 use rand_chacha::ChaCha20Rng;
@@ -478,7 +482,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!($name, $require, $open, $crate::conformance::Sizes::ci);
     };
     ($name:literal, $require:literal, $open:expr, $ci:expr) => {
-        fn backend() -> Option<impl $crate::Backend> {
+        fn backend() -> Option<impl $crate::contract::Backend> {
             $crate::conformance::open_or_skip($name, $require, $open)
         }
         fn sizes() -> $crate::conformance::Sizes {

@@ -13,12 +13,13 @@ use ark_ec::VariableBaseMSM;
 use rayon::prelude::*;
 
 use crate::domain::{ntt_in_place, MAX_NTT_LOG2};
-use super::{
-    check_ntt_len, check_range, check_spmv, Backend, BackendError, BackendId, BackendInfo, BackendKind, BackendResult,
-    DeviceBuffer, Element, G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix,
-};
+use crate::buffer::{check_range, BackendId, DeviceBuffer, Element, G1Bases, G2Bases, ScalarBuffer, Scalars};
+use crate::contract::{Backend, BackendInfo};
+use crate::domain::{check_ntt_len, NttKind};
+use crate::error::{BackendError, BackendKind, BackendResult};
+use crate::sparse::{check_spmv, MatrixBuffer, SparseMatrix};
 use crate::timeline::{current_span, now_ns, DeviceSpan};
-use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::curve::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 
 pub struct CpuBackend {

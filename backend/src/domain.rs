@@ -5,7 +5,8 @@
 use ark_ff::{FftField, Field};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 
-use crate::{check_ntt_len, BackendError, BackendResult, Fr, NttKind};
+use crate::curve::Fr;
+use crate::error::{BackendError, BackendResult};
 
 /// Fr's two-adicity: the largest power-of-two subgroup, so the largest radix-2 NTT.
 pub const MAX_NTT_LOG2: u32 = <Fr as FftField>::TWO_ADICITY;
@@ -50,3 +51,52 @@ pub fn vanishing_inverse_on_coset(domain_size: usize) -> Option<Fr> {
     domain.evaluate_vanishing_polynomial(Fr::GENERATOR).inverse()
 }
 
+/// The four NTTs over Fr. Coset NTTs are on the coset `g·H` of the multiplicative
+/// generator `g = Fr::GENERATOR` (7), as arkworks' `get_coset(F::GENERATOR)`.
+///
+/// - `Forward`: coefficients → evaluations on H.
+/// - `Inverse`: evaluations on H → coefficients.
+/// - `CosetForward`: coefficients → evaluations on gH.
+/// - `CosetInverse`: evaluations on gH → coefficients.
+/// - `OddCosetForward`: coefficients → evaluations on ω₂ₙ·H, the odd powers of a primitive
+///   2n-th root of unity (snarkjs's QAP evaluates H there; ω₂ₙ = `Fr::get_root_of_unity(2n)`).
+///
+/// Inputs and outputs are in natural order; how a backend avoids bit-reversal passes is its own affair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NttKind {
+    Forward,
+    Inverse,
+    CosetForward,
+    CosetInverse,
+    OddCosetForward,
+}
+
+impl NttKind {
+    pub const ALL: [NttKind; 5] =
+        [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse, NttKind::OddCosetForward];
+
+    /// The span name devices use for this NTT, so backends' timelines compare line by line.
+    pub fn span_name(&self) -> &'static str {
+        match self {
+            NttKind::Forward => "ntt",
+            NttKind::Inverse => "ntt_inverse",
+            NttKind::CosetForward => "ntt_coset",
+            NttKind::CosetInverse => "ntt_coset_inverse",
+            NttKind::OddCosetForward => "ntt_odd_coset",
+        }
+    }
+
+    /// Whether it maps evaluations back to coefficients (ω⁻¹ twiddles, a 1/n scaling).
+    pub fn is_inverse(&self) -> bool {
+        matches!(self, NttKind::Inverse | NttKind::CosetInverse)
+    }
+}
+
+/// Checks an NTT's length: a power of two between 2 and 2^`max_log2`.
+pub fn check_ntt_len(len: usize, max_log2: u32) -> BackendResult<()> {
+    if len < 2 || !len.is_power_of_two() || len.trailing_zeros() > max_log2 {
+        Err(BackendError::NttSize { len, max_log2 })
+    } else {
+        Ok(())
+    }
+}

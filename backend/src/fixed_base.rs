@@ -24,7 +24,7 @@ use ark_ff::{BigInteger, PrimeField, Zero};
 use rayon::prelude::*;
 
 use super::limbs::FR_WORDS;
-use crate::Fr;
+use crate::curve::Fr;
 
 /// Bits of the scalar field's modulus: scalars are below 2^255.
 pub const SCALAR_BITS: u32 = Fr::MODULUS_BIT_SIZE;
@@ -210,7 +210,7 @@ pub fn fill_batches<T>(out: &mut [Vec<T>], batches: &[&[Fr]], items: impl IntoIt
 mod tests {
     use super::*;
     use crate::sample::test_rng;
-    use crate::{G1Projective, G2Projective};
+    use crate::curve::{G1Projective, G2Projective};
     use ark_ec::PrimeGroup;
     use ark_ff::{Field, UniformRand};
 

@@ -13,7 +13,7 @@ use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{BigInt, Field, Zero};
 use rayon::prelude::*;
 
-use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use crate::curve::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 pub const FR_WORDS: usize = 8;
 pub const FQ_WORDS: usize = 12;

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use crate::Fr;
+use crate::curve::Fr;
 
 pub fn random_scalars<R: Rng>(n: usize, rng: &mut R) -> Vec<Fr> {
     (0..n).map(|_| Fr::rand(rng)).collect()
@@ -62,10 +62,10 @@ pub fn test_rng(label: &str) -> ChaCha20Rng {
 /// A point on the curve but outside the prime-order subgroup, for the tests of point checks
 /// (the cofactor is large, so the first x that lands on the curve almost surely gives one;
 /// the loop checks).
-pub fn g1_outside_subgroup() -> crate::G1Affine {
+pub fn g1_outside_subgroup() -> crate::curve::G1Affine {
     let mut x = ark_bls12_381::Fq::from(1u64);
     loop {
-        if let Some(p) = crate::G1Affine::get_point_from_x_unchecked(x, false) {
+        if let Some(p) = crate::curve::G1Affine::get_point_from_x_unchecked(x, false) {
             if !p.is_in_correct_subgroup_assuming_on_curve() {
                 return p;
             }
@@ -77,7 +77,7 @@ pub fn g1_outside_subgroup() -> crate::G1Affine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::G1Projective;
+    use crate::curve::G1Projective;
 
     #[test]
     fn random_points_are_distinct_and_in_the_subgroup() {

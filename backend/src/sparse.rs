@@ -11,8 +11,9 @@ pub mod packed;
 
 use rayon::prelude::*;
 
-use super::{BackendError, BackendResult, Element};
-use crate::Fr;
+use crate::buffer::{DeviceBuffer, Element};
+use crate::error::{BackendError, BackendResult};
+use crate::curve::Fr;
 
 /// Why a matrix cannot be built.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -159,7 +160,7 @@ impl Element for SparseRow {
 }
 
 /// A sparse matrix on a device: `len()` is its number of rows.
-pub type MatrixBuffer = super::DeviceBuffer<SparseRow>;
+pub type MatrixBuffer = DeviceBuffer<SparseRow>;
 
 /// Checks a product's operands: z as long as the matrix is wide, out at least as long as it
 /// is high.

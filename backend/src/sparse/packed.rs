@@ -27,10 +27,11 @@ use std::collections::HashMap;
 
 use ark_ff::{Field, Zero};
 
+
 use super::SparseMatrix;
 use crate::limbs::{fr_to_words, FR_WORDS};
-use crate::{BackendError, BackendResult};
-use crate::Fr;
+use crate::error::{BackendError, BackendResult};
+use crate::curve::Fr;
 
 /// The slot of a coefficient equal to 1: z[col] is added as it is.
 pub const SLOT_ONE: u32 = u32::MAX;
