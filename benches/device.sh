@@ -342,11 +342,11 @@ front() {
   local json="$OUT/front.jsonl"
   export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1
   test_kernels
-  step 300 suite-cuda-ci "$D/cuda_backend" --test-threads=1
-  step 300 proofs-ci "$D/proof_conformance" --test-threads=1 --skip u32_path
-  timeout 240 "$D/g16" bench --json "$json" --backends cuda --ops msm-g1,msm-g1-host,ntt --sizes 24 --runs 7 2>&1 |
+  step 150 suite-cuda-ci "$D/cuda_backend" --test-threads=1
+  step 150 proofs-ci "$D/proof_conformance" --test-threads=1 --skip u32_path
+  timeout 120 "$D/g16" bench --json "$json" --backends cuda --ops msm-g1,msm-g1-host,ntt --sizes 24 --runs 7 2>&1 |
     grep -v "^\s*$"
-  timeout 300 "$D/g16" bench --json "$json" --backends cuda,wgpu --ops prove-assignment --sizes 22 --runs 5 \
+  timeout 200 "$D/g16" bench --json "$json" --backends cuda,wgpu --ops prove-assignment --sizes 22 --runs 5 \
     --keys-in-memory 2>&1 | grep -v "^\s*$"
 }
 
