@@ -237,6 +237,17 @@ fn a_key_with_an_identity_in_its_trapdoor_points_is_refused() {
             }
         }
     }
+    // A public input's point the identity: that input would verify with any value.
+    for index in 0..pk.vk.gamma_abc_g1.len() {
+        let mut bad = pk.clone();
+        bad.vk.gamma_abc_g1[index] = zero1;
+        match read_proving_key(&serialize(&bad, false)) {
+            Err(KeyError::InvalidPoint { query: "gamma_abc_g1", index: i, problem: PointProblem::InputIdentity }) => {
+                assert_eq!(i, index)
+            }
+            other => panic!("gamma_abc_g1[{index}] the identity: expected a refusal, got {other:?}"),
+        }
+    }
     // A key of identities everywhere: every point is on the curve and in the subgroup, and it
     // would verify any proof; it is refused.
     let mut all = pk.clone();

@@ -327,7 +327,6 @@ fn inspect_describes_each_format_and_refuses_another_curve() {
         (fixtures.join("small.wtns"), "5 (z[0] = 1)"),
         (tmp.0.join("small.g16circ"), "g16 compiled circuit"),
         (tmp.0.join("cubic.key"), "every point on the curve and in the subgroup (7 H points)"),
-        (tmp.0.join("off-curve.key"), "FAILED: key point alpha_g1[0] is not on the curve"),
     ] {
         let out = inspect(path.clone());
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -335,6 +334,12 @@ fn inspect_describes_each_format_and_refuses_another_curve() {
         let ok = out.status.success() && stdout.contains(expect) && stdout.contains("sha256");
         assert!(ok, "{}:\n{stdout}{stderr}", path.display());
     }
+    // A key whose point fails is described, then refused: a non-zero exit that names the point.
+    let out = inspect(tmp.0.join("off-curve.key"));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "inspect of a bad key exited 0:\n{stdout}");
+    assert!(stdout.contains("FAILED: key point alpha_g1[0] is not on the curve") && stdout.contains("sha256"), "{stdout}");
+    assert!(stderr.contains("off-curve.key") && stderr.contains("alpha_g1[0]"), "{stderr}");
     for file in ["small_bn128.zkey", "small_bn128.r1cs", "small_bn128.wtns"] {
         let out = inspect(fixtures.join(file));
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -310,6 +310,22 @@ fn damaged_files_name_what_is_wrong() {
     alpha[alpha_at..alpha_at + 96].fill(0);
     let e = Zkey::from_bytes(&alpha).unwrap_err();
     assert!(matches!(e, CircomError::Key(KeyError::InvalidPoint { problem: PointProblem::Identity, .. })), "{e}");
+    // An IC point the identity: a false value of that public signal would verify.
+    let mut ic = ZKEY.to_vec();
+    let ic_at = section(ZKEY, 3) + 96;
+    ic[ic_at..ic_at + 96].fill(0);
+    let e = Zkey::from_bytes(&ic).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CircomError::Key(KeyError::InvalidPoint {
+                query: "gamma_abc_g1",
+                index: 1,
+                problem: PointProblem::InputIdentity
+            })
+        ),
+        "{e}"
+    );
 }
 
 fn g1_montgomery(p: &G1Affine) -> Vec<u8> {

@@ -23,8 +23,13 @@ pub fn run(path: &Path) -> Result<(), CliError> {
     let print = |lines: &[Line]| lines.iter().for_each(|(name, value)| println!("  {name:<15} {value}"));
     // Size and checksum first: they describe even a file that cannot be read further.
     print(&[("size", format!("{} bytes", bytes.len())), ("sha256", hex(&Sha256::digest(&bytes)))]);
-    print(&describe(&bytes)?);
-    Ok(())
+    let lines = describe(&bytes)?;
+    print(&lines);
+    // A key whose points failed is described in full, then refused: the exit status says so.
+    match lines.iter().find(|(name, value)| *name == "points" && value.starts_with("FAILED")) {
+        Some((_, failed)) => Err(CliError::FailedCheck { file: path.display().to_string(), what: failed.clone() }),
+        None => Ok(()),
+    }
 }
 
 /// What `bytes` hold, line by line. A file that cannot be read as the format its first bytes

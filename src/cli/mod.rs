@@ -45,6 +45,9 @@ pub enum CliError {
     Service(#[from] g16_service::ServiceError),
     #[error("{0}")]
     Usage(String),
+    /// A file that was read whole but failed its checks (`g16 inspect` of a key with a bad point).
+    #[error("{file}: {what}")]
+    FailedCheck { file: String, what: String },
 }
 
 pub fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CliError {

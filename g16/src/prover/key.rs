@@ -22,6 +22,9 @@ pub enum PointProblem {
     NotInSubgroup,
     /// α, β, γ or δ is the identity: such a key makes proofs that verify for any statement.
     Identity,
+    /// A public input's point (arkworks' `gamma_abc_g1`, snarkjs's IC) is the identity: that
+    /// input drops out of the verifier's equation, so a proof verifies with any value for it.
+    InputIdentity,
 }
 
 impl std::fmt::Display for PointProblem {
@@ -30,6 +33,9 @@ impl std::fmt::Display for PointProblem {
             PointProblem::NotOnCurve => "is not on the curve",
             PointProblem::NotInSubgroup => "is not in the prime-order subgroup",
             PointProblem::Identity => "is the identity (such a key would verify anything)",
+            PointProblem::InputIdentity => {
+                "is the identity (the verifier would accept any value of that public input)"
+            }
         })
     }
 }
@@ -275,6 +281,11 @@ fn validate(pk: &ProvingKey, checks: PointChecks, qap: Qap) -> Result<KeyShape, 
     ];
     if let Some((query, _)) = identities.iter().find(|(_, zero)| *zero) {
         return Err(KeyError::InvalidPoint { query, index: 0, problem: PointProblem::Identity });
+    }
+    // A real setup never makes a public input's point the identity: every input has its own
+    // row in A (the reductions' input rows), so its point holds β·u_i(τ)/γ with u_i(τ) ≠ 0.
+    if let Some(index) = vk.gamma_abc_g1.iter().position(|p| p.is_zero()) {
+        return Err(KeyError::InvalidPoint { query: "gamma_abc_g1", index, problem: PointProblem::InputIdentity });
     }
     KeyShape::of_qap(pk, qap)
 }
