@@ -202,7 +202,7 @@ impl CompiledCircuit {
             }
         }
         let rows = num_constraints.saturating_add(num_instance);
-        let max_log2 = <Fr as ark_ff::FftField>::TWO_ADICITY;
+        let max_log2 = g16_backend::domain::MAX_NTT_LOG2;
         if rows.checked_next_power_of_two().is_none_or(|n| n.trailing_zeros() > max_log2) {
             return Err(CompileError::DomainTooLarge { rows, max_log2 });
         }

@@ -4,6 +4,7 @@
 //! instance variable (`a = z_i`, `b = c = 0`) that makes the inputs independent in the QAP.
 
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use g16_backend::domain::{radix2, MAX_NTT_LOG2};
 use ark_relations::gr1cs::{
     ConstraintSynthesizer, ConstraintSystem, OptimizationGoal, SynthesisError, SynthesisMode, R1CS_PREDICATE_LABEL,
 };
@@ -46,8 +47,7 @@ impl Synthesized {
 
 /// The domain for `constraints + inputs` rows, or the typed error when Fr has none that large.
 pub fn domain_for(rows: usize) -> Result<Radix2EvaluationDomain<Fr>, ProveError> {
-    Radix2EvaluationDomain::<Fr>::new(rows)
-        .ok_or(ProveError::DomainTooLarge { rows, max_log2: <Fr as ark_ff::FftField>::TWO_ADICITY })
+    radix2(rows).ok_or(ProveError::DomainTooLarge { rows, max_log2: MAX_NTT_LOG2 })
 }
 
 /// Synthesizes `circuit` and reduces it to row evaluations. A witness that does not satisfy
