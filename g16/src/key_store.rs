@@ -17,14 +17,14 @@ use std::path::{Path, PathBuf};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
 use g16_backend::Backend;
 use crate::circuits::{BuiltinCircuit, CircuitError, CircuitKind};
 use crate::compiled::file::CircuitFile;
 use crate::compiled::{CompileError, CompiledCircuit};
-use crate::prover::key::{CheckedKey, KeyError, PointChecks};
+pub use crate::digest::{digest, digest_bytes};
+use crate::digest::{from_hex, FileDigest};
+use crate::prover::key::{CheckedKey, DecodedKey, KeyError, OnBackend, OnHost, PointChecks, SubgroupCheck};
 use crate::prover::setup::{self, SetupError};
 use crate::timeline::Timeline;
 
@@ -87,11 +87,12 @@ impl KeyStore {
         size: u32,
         generating: impl FnOnce(&Path),
     ) -> Result<(CheckedKey, KeySource), KeyStoreError> {
-        self.get_or_else(circuit, size, generating, || generate(circuit, size, ToxicWaste::FromOs))
+        self.get_or_else(circuit, size, &OnHost, generating, || generate(circuit, size, ToxicWaste::FromOs))
     }
 
     /// [`KeyStore::get_or_generate`] with the setup's scalar multiplications on `backend`
-    /// ([`generate_on`]).
+    /// ([`generate_on`]), and there too the subgroup checks of a stored key whose digest does
+    /// not match.
     pub fn get_or_generate_on<B: Backend + ?Sized>(
         &self,
         backend: &B,
@@ -99,7 +100,7 @@ impl KeyStore {
         size: u32,
         generating: impl FnOnce(&Path),
     ) -> Result<(CheckedKey, KeySource), KeyStoreError> {
-        self.get_or_else(circuit, size, generating, || {
+        self.get_or_else(circuit, size, &OnBackend(backend), generating, || {
             generate_on(backend, circuit, size, ToxicWaste::FromOs, &Timeline::disabled())
         })
     }
@@ -108,12 +109,13 @@ impl KeyStore {
         &self,
         circuit: CircuitKind,
         size: u32,
+        checker: &dyn SubgroupCheck,
         generating: impl FnOnce(&Path),
         generate: impl FnOnce() -> Result<CheckedKey, KeyStoreError>,
     ) -> Result<(CheckedKey, KeySource), KeyStoreError> {
         let path = self.path(circuit, size);
         if path.exists() {
-            return Ok(self.load(&path)?);
+            return Ok(self.load_on(&path, checker)?);
         }
         generating(&path);
         let key = generate()?;
@@ -155,34 +157,35 @@ impl KeyStore {
     }
 
     /// The digest recorded beside the stored key of (circuit, size), if there is one.
-    pub fn key_digest(&self, circuit: CircuitKind, size: u32) -> Option<[u8; 32]> {
-        let hex = std::fs::read_to_string(digest_path(&self.path(circuit, size))).ok()?;
-        let hex = hex.trim();
-        let mut out = [0u8; 32];
-        for (i, byte) in out.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-        }
-        (hex.len() == 64).then_some(out)
+    pub fn key_digest(&self, circuit: CircuitKind, size: u32) -> Option<FileDigest> {
+        from_hex(&std::fs::read_to_string(digest_path(&self.path(circuit, size))).ok()?)
     }
 
     /// Writes a key into the store with its digest (the key passed every check, or was made
     /// by [`generate`]: a [`CheckedKey`] is one or the other).
     pub fn store(&self, key: &CheckedKey, path: &Path) -> Result<(), KeyError> {
         let bytes = key.write(path, false)?;
-        write_digest(path, &bytes)
+        write_digest(path, &digest_bytes(&bytes))
     }
 
-    /// Reads a stored key: the curve checks alone where the digest beside it matches the
-    /// bytes, every check otherwise (and then the digest is written, so the next load is quick;
-    /// a digest that cannot be written only costs that).
+    /// Reads a stored key, every check on the host ([`KeyStore::load_on`]).
     pub fn load(&self, path: &Path) -> Result<(CheckedKey, KeySource), KeyError> {
-        let bytes = std::fs::read(path).map_err(|source| KeyError::Io { path: path.to_path_buf(), source })?;
-        let recorded = std::fs::read_to_string(digest_path(path)).unwrap_or_default();
-        if recorded.trim() == digest(&bytes) {
-            return Ok((CheckedKey::read_with(&bytes, PointChecks::CurveOnly)?, KeySource::Stored));
+        self.load_on(path, &OnHost)
+    }
+
+    /// Reads a stored key, streamed and digested on the way: the curve checks alone where the
+    /// digest beside it matches the bytes, every check otherwise, the subgroup checks on
+    /// `checker` (and then the digest is written, so the next load is quick; a digest that
+    /// cannot be written only costs that).
+    pub fn load_on(&self, path: &Path, checker: &dyn SubgroupCheck) -> Result<(CheckedKey, KeySource), KeyError> {
+        let decoded = DecodedKey::read(path)?;
+        let recorded = std::fs::read_to_string(digest_path(path)).ok().and_then(|text| from_hex(&text));
+        let digest = decoded.digest();
+        if recorded == Some(digest) {
+            return Ok((decoded.check(PointChecks::CurveOnly)?, KeySource::Stored));
         }
-        let key = CheckedKey::read_with(&bytes, PointChecks::Full)?;
-        let _ = write_digest(path, &bytes);
+        let key = decoded.check(PointChecks::FullOn(checker))?;
+        let _ = write_digest(path, &digest);
         Ok((key, KeySource::Checked))
     }
 }
@@ -237,33 +240,15 @@ fn digest_path(key: &Path) -> PathBuf {
     key.with_file_name(name)
 }
 
-fn write_digest(key: &Path, bytes: &[u8]) -> Result<(), KeyError> {
+fn write_digest(key: &Path, digest: &FileDigest) -> Result<(), KeyError> {
     let path = digest_path(key);
-    std::fs::write(&path, digest(bytes) + "\n").map_err(|source| KeyError::Write { path, source })
-}
-
-/// SHA-256 over the SHA-256 of each 64 MiB piece and the length: the pieces hash in parallel,
-/// so a 2.4 GB key takes about a second.
-pub fn digest(bytes: &[u8]) -> String {
-    digest_bytes(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// [`digest`] as bytes.
-pub fn digest_bytes(bytes: &[u8]) -> [u8; 32] {
-    const PIECE: usize = 64 << 20;
-    let pieces: Vec<[u8; 32]> = bytes.par_chunks(PIECE).map(|piece| Sha256::digest(piece).into()).collect();
-    let mut whole = Sha256::new();
-    whole.update((bytes.len() as u64).to_le_bytes());
-    for piece in &pieces {
-        whole.update(piece);
-    }
-    whole.finalize().into()
+    std::fs::write(&path, crate::digest::to_hex(digest) + "\n").map_err(|source| KeyError::Write { path, source })
 }
 
 /// The digest the store records for `key` (of its uncompressed encoding), whatever file it
 /// was read from: what a compiled circuit is bound to.
-pub fn key_digest_of(key: &CheckedKey) -> Result<[u8; 32], KeyError> {
-    Ok(digest_bytes(&key.to_bytes(false)?))
+pub fn key_digest_of(key: &CheckedKey) -> Result<FileDigest, KeyError> {
+    key.encoded_digest()
 }
 
 #[cfg(test)]
@@ -349,15 +334,5 @@ mod tests {
         let cpu = g16_backend::CpuBackend::new();
         let ours = generate_on(&cpu, kind, size, ToxicWaste::Seeded(4), &Timeline::disabled()).unwrap();
         assert_eq!(ours.to_bytes(false).unwrap(), generate(kind, size, ToxicWaste::Seeded(4)).unwrap().to_bytes(false).unwrap());
-    }
-
-    #[test]
-    fn digests_differ_with_content_and_length() {
-        let a = vec![7u8; 1000];
-        let mut b = a.clone();
-        b[999] = 8;
-        assert_ne!(digest(&a), digest(&b));
-        assert_ne!(digest(&a), digest(&a[..999]));
-        assert_eq!(digest(&a), digest(&a.clone()));
     }
 }

@@ -33,10 +33,12 @@ pub mod compiled;
 pub mod conformance;
 pub mod curve;
 pub mod engine;
+pub mod digest;
 pub mod key_store;
 pub mod prover;
 pub mod settings;
 pub mod timeline;
+pub mod trust;
 
 pub use backends::AnyBackend;
 pub use g16_backend::{Backend, BackendError, BackendKind};

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use g16_backend::msm_plan::{MsmTuning, DEFAULT_TABLES, TABLE_WIDTHS, WINDOW_WIDTHS};
 use crate::key_store::KeyStore;
+use crate::trust::CheckedFiles;
 
 /// A variable whose value cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -183,7 +184,16 @@ impl Settings {
 
     /// The key store in the cache directory (or `./.g16-cache` where there is none).
     pub fn key_store(&self) -> KeyStore {
-        KeyStore::new(self.cache_dir.clone().unwrap_or_else(|| PathBuf::from(".g16-cache")))
+        KeyStore::new(self.cache_root())
+    }
+
+    /// The record of key files checked on this machine (`checked/` in the cache directory).
+    pub fn checked_files(&self) -> CheckedFiles {
+        CheckedFiles::new(self.cache_root().join("checked"))
+    }
+
+    fn cache_root(&self) -> PathBuf {
+        self.cache_dir.clone().unwrap_or_else(|| PathBuf::from(".g16-cache"))
     }
 }
 

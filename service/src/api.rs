@@ -73,8 +73,10 @@ impl<B: Backend + 'static> Api<B> {
         let stored = package::encode(kind, circuit_bytes, &bytes);
         drop(bytes);
         let name = header.name.clone();
+        // Every point checked, on the engine's first device.
+        let checker = self.state.engine.subgroup_checker();
         let (loaded, stored) =
-            tokio::task::spawn_blocking(move || (package::load(&name, &stored, PointChecks::Full), stored))
+            tokio::task::spawn_blocking(move || (package::load(&name, &stored, PointChecks::FullOn(&checker)), stored))
                 .await
                 .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
         let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;

@@ -18,6 +18,7 @@ use g16::engine::{
 use g16::key_store::KeyStoreError;
 use g16::timeline::{self, Layer, Report, Timeline};
 use g16::CheckedKey;
+use g16::prover::OnBackend;
 use serde_json::json;
 
 use crate::cli::{io_err, parse_backend, parse_circuit, progress, prove_files, setup, stamp, CliError};
@@ -227,13 +228,12 @@ fn open_devices(
     let store = settings.key_store();
     let key: CheckedKey = {
         let _g = tl.span(Layer::Engine, "load_key");
+        // The first device checks a key's points (or makes a missing key: on a GPU, in
+        // seconds rather than minutes).
+        let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
         match &args.key {
-            Some(path) => CheckedKey::load(path)?,
-            // The first device makes a missing key: on a GPU, in seconds rather than minutes.
-            None => {
-                let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
-                setup::stored_or_generated(&store, first, args.circuit, args.size)?
-            }
+            Some(path) => settings.checked_files().load_key(path, &OnBackend(first))?.0,
+            None => setup::stored_or_generated(&store, first, args.circuit, args.size)?,
         }
     };
     // A key of another circuit or size fails here, before any compilation or synthesis.

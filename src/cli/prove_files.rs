@@ -13,17 +13,17 @@ use std::path::Path;
 use std::time::Instant;
 
 use ark_serialize::CanonicalSerialize;
-use g16::backends;
+use g16::backends::{self, AnyBackend};
 use g16::settings::Settings;
 use g16::backend::{Backend, BackendKind};
 use g16::circom::json::{proof_json, public_json};
 use g16::circom::wtns::{read_wtns_file, write_wtns};
-use g16::circom::{CircomError, Zkey};
+use g16::circom::CircomError;
 use g16::circuits::{BuiltinCircuit, CircuitKind};
 use g16::compiled::file::CircuitFile;
 use g16::compiled::CompiledCircuit;
 use g16::key_store::{key_digest_of, KeyStoreError};
-use g16::prover::verify;
+use g16::prover::{verify, OnBackend};
 use g16::timeline::{Layer, Timeline};
 use g16::{CheckedKey, Fr, Proof, ProveError, Prover};
 
@@ -38,9 +38,12 @@ pub fn prove_zkey(
     backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = Instant::now();
-    let zkey = Zkey::read(zkey)?;
+    let backend = backends::open(backend, settings)?;
+    // The key's points are checked on the device that proves (once per file: its digest is
+    // recorded, and the same bytes are trusted next time).
+    let (zkey, _) = settings.checked_files().load_zkey(zkey, &OnBackend(&backend))?;
     let z = read_wtns_file(wtns)?;
-    let proof = prove_one(settings, backend, &zkey.key, &zkey.circuit, &z, out, started)?;
+    let proof = prove_one(&backend, &zkey.key, &zkey.circuit, &z, out, started)?;
     // The key carries no C matrix, so an unsatisfied witness shows as a proof that does not
     // verify (and nothing is written), not as a row before the MSMs.
     write_outputs(out, &proof, &z[1..zkey.circuit.num_instance()], false)
@@ -58,8 +61,9 @@ pub fn prove_compiled(
     backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = Instant::now();
+    let backend = backends::open(backend, settings)?;
     let file = CircuitFile::read(compiled).map_err(KeyStoreError::from)?;
-    let key = CheckedKey::load(key_path)?;
+    let (key, _) = settings.checked_files().load_key(key_path, &OnBackend(&backend))?;
     if let Some(bound) = file.key_digest {
         if bound != key_digest_of(&key)? {
             return Err(CliError::Usage(format!(
@@ -70,7 +74,7 @@ pub fn prove_compiled(
         }
     }
     let z = read_wtns_file(witness)?;
-    let proof = prove_one(settings, backend, &key, &file.circuit, &z, out, started)?;
+    let proof = prove_one(&backend, &key, &file.circuit, &z, out, started)?;
     write_outputs(out, &proof, &z[1..file.circuit.num_instance()], true)
 }
 
@@ -78,8 +82,7 @@ pub fn prove_compiled(
 /// backend with fresh (r, s), and verifies. `out` is created first, so that an unwritable one
 /// fails before the work.
 fn prove_one(
-    settings: &Settings,
-    backend: BackendKind,
+    backend: &AnyBackend,
     key: &CheckedKey,
     circuit: &CompiledCircuit,
     z: &[Fr],
@@ -94,8 +97,7 @@ fn prove_one(
     std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
 
     let tl = Timeline::new();
-    let backend = backends::open(backend, settings)?;
-    let prover = Prover::new(&backend);
+    let prover = Prover::new(backend);
     let (prepared_key, prepared_circuit) = {
         let _g = tl.span(Layer::Prover, "prepare");
         (prover.prepare(key)?, prover.prepare_circuit(circuit)?)

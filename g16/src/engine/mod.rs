@@ -61,6 +61,26 @@ pub(crate) struct DeviceSlot<B: Backend> {
     pub busy_ns: AtomicU64,
 }
 
+/// [`Engine::subgroup_checker`]: the first device's backend, which serialises its own work
+/// with the proofs running there.
+pub struct DeviceChecker<B: Backend>(Arc<Shared<B>>);
+
+impl<B: Backend> crate::prover::SubgroupCheck for DeviceChecker<B> {
+    fn first_outside_g1(&self, points: &[crate::G1Affine]) -> Result<Option<usize>, g16_backend::BackendError> {
+        match self.0.devices.first() {
+            Some(slot) => crate::prover::OnBackend(slot.device.backend()).first_outside_g1(points),
+            None => crate::prover::OnHost.first_outside_g1(points),
+        }
+    }
+
+    fn first_outside_g2(&self, points: &[crate::G2Affine]) -> Result<Option<usize>, g16_backend::BackendError> {
+        match self.0.devices.first() {
+            Some(slot) => crate::prover::OnBackend(slot.device.backend()).first_outside_g2(points),
+            None => crate::prover::OnHost.first_outside_g2(points),
+        }
+    }
+}
+
 /// Live counts, for [`Engine::stats`].
 #[derive(Default)]
 pub(crate) struct Counters {
@@ -346,6 +366,12 @@ impl<B: Backend + 'static> Engine<B> {
     /// Each device's label and the named keys it holds, with their bytes.
     pub fn resident(&self) -> Vec<(String, Vec<(String, u64)>)> {
         self.shared.devices.iter().map(|slot| (slot.device.label().to_string(), slot.device.resident())).collect()
+    }
+
+    /// The subgroup checks of keys the engine is about to hold, on its first device (the host
+    /// without one); usable from other threads while the engine proves.
+    pub fn subgroup_checker(&self) -> DeviceChecker<B> {
+        DeviceChecker(self.shared.clone())
     }
 
     /// Each device's label, its backend, and how long its device (compute) lock has been held.

@@ -1,19 +1,23 @@
 //! Proving keys: reading them (compressed or uncompressed `ark_groth16::ProvingKey`) and
 //! checking every point, so that the only key a prover accepts is a [`CheckedKey`].
 
-use std::io::Read;
+mod decode;
+mod subgroup;
+
 use std::path::{Path, PathBuf};
 
 use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::AffineRepr;
 use ark_groth16::{r1cs_to_qap::LibsnarkReduction, Groth16};
 use ark_relations::gr1cs::ConstraintSynthesizer;
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Validate};
+use ark_serialize::{CanonicalSerialize, Compress};
 use rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 
 pub use crate::compiled::shape::{KeyShape, Qap};
 use crate::curve::{Curve, Fr, ProvingKey, VerifyingKey};
+use crate::digest::FileDigest;
+pub use subgroup::{OnBackend, OnHost, SubgroupCheck};
 
 /// Why a point of a key was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,49 +58,96 @@ pub enum KeyError {
     TrailingBytes { extra: usize, used: usize, format: &'static str },
     #[error("key point {query}[{index}] {problem}")]
     InvalidPoint { query: &'static str, index: usize, problem: PointProblem },
+    #[error("checking the key's points failed: {0}")]
+    Check(g16_backend::BackendError),
     #[error("key is inconsistent: {0}")]
     Inconsistent(String),
     #[error("setup failed: {0}")]
     Setup(String),
 }
 
-/// A reader that remembers whether a read ran past the end, because arkworks reports a short
-/// read as "invalid data" and a truncated file deserves its own message.
-struct EofTracking<'a> {
-    inner: &'a [u8],
-    hit_eof: bool,
-}
-
-impl Read for EofTracking<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if n < buf.len() {
-            self.hit_eof = true;
-        }
-        Ok(n)
-    }
-}
-
 /// Which checks a key's points get when it is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PointChecks {
-    /// On the curve and in the prime-order subgroup: for any key from outside.
+#[derive(Clone, Copy)]
+pub enum PointChecks<'a> {
+    /// On the curve and in the prime-order subgroup, the subgroup checks on the host's cores:
+    /// for any key from outside.
     Full,
-    /// On the curve only, for bytes known to equal a key that passed `Full` before: the key
-    /// store proves that with a digest (`key_store.rs`); a service's shared store holds only
-    /// packages its servers checked when they were registered. The subgroup checks are most of
-    /// the reading time (about 85 s for a 2^22 key on 32 threads), the curve equation a small
-    /// part of it.
+    /// Every check, the subgroup checks of the key's vectors on `checker` (a backend's device,
+    /// where the bases go anyway; a few points on the host).
+    FullOn(&'a dyn SubgroupCheck),
+    /// On the curve only, for bytes known to equal a key that passed every check before: the
+    /// key store proves that with a digest (`key_store.rs`), the checked-files record likewise
+    /// (`crate::trust`); a service's shared store holds only packages its servers checked when
+    /// they were registered. The subgroup checks are most of a key's checking time, the curve
+    /// equation a small part of it.
     CurveOnly,
+}
+
+impl std::fmt::Debug for PointChecks<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PointChecks::Full => "Full",
+            PointChecks::FullOn(_) => "FullOn",
+            PointChecks::CurveOnly => "CurveOnly",
+        })
+    }
 }
 
 /// A proving key whose every point was checked — on the curve, in the prime-order subgroup, and
 /// α, β, γ, δ not the identity — and whose sizes agree with each other. It is the only key a
 /// [`crate::prover::Prover`] prepares, so a key that was never checked cannot reach a device.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct CheckedKey {
     pk: ProvingKey,
     shape: KeyShape,
+    /// The digest of the key's uncompressed encoding, where it was read from one (what the
+    /// key store records and a compiled circuit is bound to), so nobody encodes it again to
+    /// learn it.
+    encoded_digest: Option<FileDigest>,
+}
+
+/// Keys are equal when their points are: how they were read does not matter.
+impl PartialEq for CheckedKey {
+    fn eq(&self, other: &CheckedKey) -> bool {
+        self.pk == other.pk && self.shape == other.shape
+    }
+}
+
+/// A key decoded from a file, its points not yet checked, and the file's digest: whoever
+/// knows the digest was checked before chooses [`PointChecks::CurveOnly`].
+pub struct DecodedKey {
+    decoded: decode::Decoded,
+}
+
+impl DecodedKey {
+    /// Decodes a key from bytes, compressed or not (told apart by the compression flag of its
+    /// first point). A truncated or padded encoding or a malformed point is a typed error
+    /// that says where.
+    pub fn from_bytes(bytes: &[u8]) -> Result<DecodedKey, KeyError> {
+        Ok(DecodedKey { decoded: decode::decode(bytes)? })
+    }
+
+    /// [`DecodedKey::from_bytes`] from a file, streamed: the file is never whole in memory.
+    pub fn read(path: &Path) -> Result<DecodedKey, KeyError> {
+        let io = |source| KeyError::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        match decode::decode(file) {
+            Err(KeyError::Io { source, .. }) => Err(io(source)),
+            other => Ok(DecodedKey { decoded: other? }),
+        }
+    }
+
+    /// The digest of the bytes decoded ([`crate::digest`]).
+    pub fn digest(&self) -> FileDigest {
+        self.decoded.digest
+    }
+
+    /// Checks the points (`checks`) and the sizes.
+    pub fn check(self, checks: PointChecks<'_>) -> Result<CheckedKey, KeyError> {
+        let decode::Decoded { pk, digest, compressed } = self.decoded;
+        let shape = validate(&pk, checks, Qap::Libsnark)?;
+        Ok(CheckedKey { pk, shape, encoded_digest: (!compressed).then_some(digest) })
+    }
 }
 
 impl CheckedKey {
@@ -114,45 +165,29 @@ impl CheckedKey {
     /// for a key that passed every check before).
     pub fn with_checks(pk: ProvingKey, qap: Qap, checks: PointChecks) -> Result<CheckedKey, KeyError> {
         let shape = validate(&pk, checks, qap)?;
-        Ok(CheckedKey { pk, shape })
+        Ok(CheckedKey { pk, shape, encoded_digest: None })
     }
 
-    /// Reads a key from bytes, compressed or not (told apart by the compression flag of its
-    /// first point), and checks it. A truncated or padded encoding, a malformed point or a key
-    /// whose sizes disagree is a typed error that says where.
+    /// Reads a key from bytes, compressed or not, and checks every point on the host
+    /// ([`DecodedKey::from_bytes`] says what else is refused).
     pub fn read(bytes: &[u8]) -> Result<CheckedKey, KeyError> {
         Self::read_with(bytes, PointChecks::Full)
     }
 
+    /// [`CheckedKey::read`] from a file, streamed.
     pub fn load(path: &Path) -> Result<CheckedKey, KeyError> {
-        let bytes = std::fs::read(path).map_err(|source| KeyError::Io { path: path.to_path_buf(), source })?;
-        Self::read(&bytes)
+        Self::load_with(path, PointChecks::Full)
     }
 
     /// [`CheckedKey::read`] with a choice of point checks: [`PointChecks::CurveOnly`] only for
     /// bytes proven equal to a key that passed every check before.
-    pub fn read_with(bytes: &[u8], checks: PointChecks) -> Result<CheckedKey, KeyError> {
-        let compress = match bytes.first() {
-            None => return Err(KeyError::Truncated { len: 0, format: "empty file" }),
-            Some(b) if b & 0x80 != 0 => Compress::Yes,
-            Some(_) => Compress::No,
-        };
-        let format = if compress == Compress::Yes { "compressed" } else { "uncompressed" };
-        let mut reader = EofTracking { inner: bytes, hit_eof: false };
-        // Points are checked below, one by one, so a bad one is named; here only the encoding.
-        let pk = ProvingKey::deserialize_with_mode(&mut reader, compress, Validate::No).map_err(|e| {
-            if reader.hit_eof {
-                KeyError::Truncated { len: bytes.len(), format }
-            } else {
-                KeyError::Malformed { format, detail: describe(e) }
-            }
-        })?;
-        if !reader.inner.is_empty() {
-            let extra = reader.inner.len();
-            return Err(KeyError::TrailingBytes { extra, used: bytes.len() - extra, format });
-        }
-        let shape = validate(&pk, checks, Qap::Libsnark)?;
-        Ok(CheckedKey { pk, shape })
+    pub fn read_with(bytes: &[u8], checks: PointChecks<'_>) -> Result<CheckedKey, KeyError> {
+        DecodedKey::from_bytes(bytes)?.check(checks)
+    }
+
+    /// [`CheckedKey::load`] with a choice of point checks.
+    pub fn load_with(path: &Path, checks: PointChecks<'_>) -> Result<CheckedKey, KeyError> {
+        DecodedKey::read(path)?.check(checks)
     }
 
     /// Runs arkworks' circuit-specific setup (libsnark reduction) for `circuit`: a key made
@@ -166,13 +201,13 @@ impl CheckedKey {
         let pk = Groth16::<Curve, LibsnarkReduction>::generate_random_parameters_with_reduction(circuit, rng)
             .map_err(|e| KeyError::Setup(e.to_string()))?;
         let shape = KeyShape::of(&pk)?;
-        Ok(CheckedKey { pk, shape })
+        Ok(CheckedKey { pk, shape, encoded_digest: None })
     }
 
     /// A key made by [`crate::prover::setup`]: valid by construction like arkworks' (its
     /// backends check their points on the curve), its shape already checked.
     pub(crate) fn from_setup(pk: ProvingKey, shape: KeyShape) -> CheckedKey {
-        CheckedKey { pk, shape }
+        CheckedKey { pk, shape, encoded_digest: None }
     }
 
     /// Writes the key to `path` (atomically) and returns the bytes written, for callers that
@@ -199,6 +234,16 @@ impl CheckedKey {
         Ok(bytes)
     }
 
+    /// The digest of the key's uncompressed encoding ([`crate::digest`]): what the key store
+    /// records beside it and a compiled circuit is bound to. Known without work for a key read
+    /// from such an encoding; encoded and digested otherwise.
+    pub fn encoded_digest(&self) -> Result<FileDigest, KeyError> {
+        match self.encoded_digest {
+            Some(d) => Ok(d),
+            None => Ok(crate::digest::digest_bytes(&self.to_bytes(false)?)),
+        }
+    }
+
     pub fn proving_key(&self) -> &ProvingKey {
         &self.pk
     }
@@ -216,59 +261,74 @@ impl CheckedKey {
     }
 }
 
-fn describe(e: SerializationError) -> String {
-    match e {
-        SerializationError::InvalidData => {
-            "invalid data (a coordinate out of range or a compressed point off the curve)".to_string()
-        }
-        SerializationError::UnexpectedFlags => {
-            "unexpected point flags (mixed compressed and uncompressed points?)".to_string()
-        }
-        other => other.to_string(),
-    }
-}
-
-fn check_points<C: SWCurveConfig>(
-    checks: PointChecks,
-    query: &'static str,
-    points: &[Affine<C>],
-) -> Result<(), KeyError> {
-    let problem = |p: &Affine<C>| match checks {
-        PointChecks::Full => point_problem(p),
-        PointChecks::CurveOnly => (!p.is_on_curve()).then_some(PointProblem::NotOnCurve),
-    };
-    match points.par_iter().enumerate().find_map_first(|(index, p)| problem(p).map(|problem| (index, problem))) {
-        Some((index, problem)) => Err(KeyError::InvalidPoint { query, index, problem }),
+/// The first point of `points` off the curve, named.
+fn check_curve<C: SWCurveConfig>(query: &'static str, points: &[Affine<C>]) -> Result<(), KeyError> {
+    match points.par_iter().position_first(|p| !p.is_on_curve()) {
+        Some(index) => Err(KeyError::InvalidPoint { query, index, problem: PointProblem::NotOnCurve }),
         None => Ok(()),
     }
 }
 
-fn point_problem<C: SWCurveConfig>(p: &Affine<C>) -> Option<PointProblem> {
-    if !p.is_on_curve() {
-        Some(PointProblem::NotOnCurve)
-    } else if !p.is_in_correct_subgroup_assuming_on_curve() {
-        Some(PointProblem::NotInSubgroup)
-    } else {
-        None
+/// Vectors this short are checked on the host whatever the checker: a device round trip
+/// costs more than their checks.
+const ON_HOST_BELOW: usize = 1 << 12;
+
+/// The first point of `points` outside the subgroup, named; on the host for short vectors,
+/// on `checker` otherwise.
+fn check_subgroup<P>(
+    checker: &dyn SubgroupCheck,
+    query: &'static str,
+    points: &[P],
+    on: impl Fn(&dyn SubgroupCheck, &[P]) -> Result<Option<usize>, g16_backend::BackendError>,
+) -> Result<(), KeyError> {
+    let checker = if points.len() < ON_HOST_BELOW { &OnHost as &dyn SubgroupCheck } else { checker };
+    match on(checker, points).map_err(KeyError::Check)? {
+        Some(index) => Err(KeyError::InvalidPoint { query, index, problem: PointProblem::NotInSubgroup }),
+        None => Ok(()),
     }
 }
 
-/// Every point on the curve and in the subgroup, α, β, γ, δ not the identity, and the lengths
-/// consistent with each other.
-fn validate(pk: &ProvingKey, checks: PointChecks, qap: Qap) -> Result<KeyShape, KeyError> {
+/// Every point on the curve and in the subgroup (unless `checks` says the subgroup checks
+/// were done before), α, β, γ, δ not the identity, no public input's point the identity, and
+/// the lengths consistent with each other. A bad point is named by its query and index; the
+/// queries are checked in the encoding's order.
+fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap) -> Result<KeyShape, KeyError> {
     let vk = &pk.vk;
-    check_points(checks, "alpha_g1", &[vk.alpha_g1])?;
-    check_points(checks, "beta_g1", &[pk.beta_g1])?;
-    check_points(checks, "delta_g1", &[pk.delta_g1])?;
-    check_points(checks, "beta_g2", &[vk.beta_g2])?;
-    check_points(checks, "gamma_g2", &[vk.gamma_g2])?;
-    check_points(checks, "delta_g2", &[vk.delta_g2])?;
-    check_points(checks, "gamma_abc_g1", &vk.gamma_abc_g1)?;
-    check_points(checks, "a_query", &pk.a_query)?;
-    check_points(checks, "b_g1_query", &pk.b_g1_query)?;
-    check_points(checks, "b_g2_query", &pk.b_g2_query)?;
-    check_points(checks, "h_query", &pk.h_query)?;
-    check_points(checks, "l_query", &pk.l_query)?;
+    let g1: [(&'static str, &[crate::curve::G1Affine]); 8] = [
+        ("alpha_g1", std::slice::from_ref(&vk.alpha_g1)),
+        ("gamma_abc_g1", &vk.gamma_abc_g1),
+        ("beta_g1", std::slice::from_ref(&pk.beta_g1)),
+        ("delta_g1", std::slice::from_ref(&pk.delta_g1)),
+        ("a_query", &pk.a_query),
+        ("b_g1_query", &pk.b_g1_query),
+        ("h_query", &pk.h_query),
+        ("l_query", &pk.l_query),
+    ];
+    let g2: [(&'static str, &[crate::curve::G2Affine]); 4] = [
+        ("beta_g2", std::slice::from_ref(&vk.beta_g2)),
+        ("gamma_g2", std::slice::from_ref(&vk.gamma_g2)),
+        ("delta_g2", std::slice::from_ref(&vk.delta_g2)),
+        ("b_g2_query", &pk.b_g2_query),
+    ];
+    for (query, points) in g1 {
+        check_curve(query, points)?;
+    }
+    for (query, points) in g2 {
+        check_curve(query, points)?;
+    }
+    let checker: Option<&dyn SubgroupCheck> = match checks {
+        PointChecks::Full => Some(&OnHost),
+        PointChecks::FullOn(checker) => Some(checker),
+        PointChecks::CurveOnly => None,
+    };
+    if let Some(checker) = checker {
+        for (query, points) in g1 {
+            check_subgroup(checker, query, points, |c, p| c.first_outside_g1(p))?;
+        }
+        for (query, points) in g2 {
+            check_subgroup(checker, query, points, |c, p| c.first_outside_g2(p))?;
+        }
+    }
     // The trapdoor's images: with any of them the identity, the verifier's equation holds for
     // proofs of any statement (a key whose every point is the identity "verifies" anything).
     let identities = [

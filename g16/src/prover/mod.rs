@@ -27,7 +27,7 @@ use ark_relations::gr1cs::ConstraintSynthesizer;
 use rand::{CryptoRng, RngCore};
 
 pub use error::ProveError;
-pub use key::{CheckedKey, KeyError, KeyShape, PointChecks, PointProblem, Qap};
+pub use key::{CheckedKey, DecodedKey, KeyError, KeyShape, OnBackend, OnHost, PointChecks, PointProblem, Qap, SubgroupCheck};
 pub use prepared::{PreparedCircuit, PreparedKey};
 pub use randomness::Randomness;
 pub use setup::SetupError;

@@ -1,0 +1,335 @@
+//! An `ark_groth16::ProvingKey` decoded from its canonical encoding, compressed or not, as
+//! the file streams in: one thread reads 64 MiB pieces, each piece is digested on the pool
+//! while the points already read decode on every core. Points are decoded but not checked
+//! (that is `validate`'s job, which names a bad one); only the bytes' form is refused here.
+//! The host holds the decoded key and at most a few pieces of the file, never both whole.
+//!
+//! ```text
+//! vk:  α₁ (G1), β₂, γ₂, δ₂ (G2), γ_abc (u64 length, G1 points)
+//! β₁, δ₁ (G1); a, b₁ (G1 vectors), b₂ (G2 vector), h, l (G1 vectors)
+//! ```
+//!
+//! Points use the zcash encoding (ark-bls12-381's): big-endian coordinates, the compression
+//! and infinity flags in the first byte; every point of a file is compressed or none is.
+
+use std::io::Read;
+use std::sync::mpsc::{sync_channel, Receiver};
+
+use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
+use ark_serialize::{CanonicalDeserialize, Compress, SerializationError, Validate};
+use rayon::prelude::*;
+
+use super::KeyError;
+use crate::curve::{ProvingKey, VerifyingKey};
+use crate::digest::{self, FileDigest, PIECE};
+
+/// A key decoded from a file, not yet checked, with the digest of the file's bytes.
+pub struct Decoded {
+    pub pk: ProvingKey,
+    pub digest: FileDigest,
+    pub compressed: bool,
+}
+
+/// Decodes a whole key from `src`: a truncated encoding, a malformed point (named by its
+/// query and index) or bytes after the key's end are typed errors.
+pub fn decode<R: Read + Send>(src: R) -> Result<Decoded, KeyError> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<std::io::Result<Block>>(2);
+        scope.spawn(move || read_pieces(src, |block| tx.send(block).is_ok()));
+        let mut s = Stream::new(rx);
+        let first = s.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
+        let compress = if first & 0x80 != 0 { Compress::Yes } else { Compress::No };
+        let format = if compress == Compress::Yes { "compressed" } else { "uncompressed" };
+        let pk = s.key(compress).map_err(|e| e.into_key_error(s.total(), format))?;
+        let extra = s.rest()?;
+        if extra > 0 {
+            let total = s.total();
+            return Err(KeyError::TrailingBytes { extra, used: total - extra, format });
+        }
+        let digest = digest::combine(s.total() as u64, &s.piece_digests()?);
+        Ok(Decoded { pk, digest, compressed: compress == Compress::Yes })
+    })
+}
+
+/// One piece of the file and the receiver of its digest (computed on the pool).
+struct Block {
+    bytes: std::sync::Arc<Vec<u8>>,
+    digest: Receiver<FileDigest>,
+}
+
+/// Reads `src` in pieces of [`PIECE`] bytes (the last may be shorter), starts each piece's
+/// digest on the pool and hands the piece on; stops at the end, on a read error, or when the
+/// receiving side has gone (`send` false).
+fn read_pieces(mut src: impl Read, mut send: impl FnMut(std::io::Result<Block>) -> bool) {
+    loop {
+        let mut bytes = Vec::with_capacity(PIECE);
+        match (&mut src).take(PIECE as u64).read_to_end(&mut bytes) {
+            Err(e) => {
+                send(Err(e));
+                return;
+            }
+            Ok(0) => return,
+            Ok(_) => {}
+        }
+        let bytes = std::sync::Arc::new(bytes);
+        let (done, digest) = sync_channel(1);
+        let hashed = bytes.clone();
+        rayon::spawn(move || {
+            let _ = done.send(digest::piece(&hashed));
+        });
+        let full = bytes.len() == PIECE;
+        if !send(Ok(Block { bytes, digest })) || !full {
+            return;
+        }
+    }
+}
+
+/// Why decoding stopped: the stream ended, a read failed, or the bytes were wrong.
+enum Stop {
+    End,
+    Io(std::io::Error),
+    Bad { what: String, error: SerializationError },
+}
+
+impl Stop {
+    fn into_key_error(self, len: usize, format: &'static str) -> KeyError {
+        match self {
+            Stop::End => KeyError::Truncated { len, format },
+            Stop::Io(source) => KeyError::Io { path: "(key stream)".into(), source },
+            Stop::Bad { what, error } => KeyError::Malformed { format, detail: format!("{what}: {}", describe(error)) },
+        }
+    }
+}
+
+impl From<Stop> for KeyError {
+    fn from(stop: Stop) -> KeyError {
+        stop.into_key_error(0, "stream")
+    }
+}
+
+/// The pieces as they arrive, and a position in the current one.
+struct Stream {
+    rx: Receiver<std::io::Result<Block>>,
+    /// Shared with the piece's digest while that runs: no copy.
+    block: std::sync::Arc<Vec<u8>>,
+    pos: usize,
+    /// Bytes of the pieces before the current one.
+    consumed: usize,
+    pieces: Vec<Receiver<FileDigest>>,
+    eof: bool,
+}
+
+impl Stream {
+    fn new(rx: Receiver<std::io::Result<Block>>) -> Stream {
+        Stream { rx, block: Default::default(), pos: 0, consumed: 0, pieces: Vec::new(), eof: false }
+    }
+
+    /// The next piece, or false at the end.
+    fn next_block(&mut self) -> Result<bool, Stop> {
+        if self.eof {
+            return Ok(false);
+        }
+        match self.rx.recv() {
+            Ok(Ok(block)) => {
+                self.consumed += self.block.len();
+                self.block = block.bytes;
+                self.pos = 0;
+                self.pieces.push(block.digest);
+                Ok(true)
+            }
+            Ok(Err(e)) => Err(Stop::Io(e)),
+            Err(_) => {
+                self.eof = true;
+                Ok(false)
+            }
+        }
+    }
+
+    fn available(&self) -> &[u8] {
+        &self.block[self.pos..]
+    }
+
+    /// Bytes read so far (past the position: what a truncated encoding reports).
+    fn total(&self) -> usize {
+        self.consumed + self.block.len()
+    }
+
+    fn peek_byte(&mut self) -> Result<Option<u8>, Stop> {
+        while self.available().is_empty() {
+            if !self.next_block()? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.available()[0]))
+    }
+
+    /// The next `n` bytes (a small item: a length or one point), across pieces if need be.
+    fn small(&mut self, n: usize) -> Result<Vec<u8>, Stop> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            if self.available().is_empty() && !self.next_block()? {
+                return Err(Stop::End);
+            }
+            let take = (n - out.len()).min(self.available().len());
+            out.extend_from_slice(&self.available()[..take]);
+            self.pos += take;
+        }
+        Ok(out)
+    }
+
+    fn point<P: CanonicalDeserialize + DefaultSize>(&mut self, compress: Compress, what: &str) -> Result<P, Stop> {
+        let bytes = self.small(P::default_size(compress))?;
+        P::deserialize_with_mode(&bytes[..], compress, Validate::No)
+            .map_err(|error| Stop::Bad { what: what.to_string(), error })
+    }
+
+    /// A vector: its u64 length, then its points, those inside a piece decoded in parallel.
+    fn points<P>(&mut self, compress: Compress, query: &str) -> Result<Vec<P>, Stop>
+    where
+        P: CanonicalDeserialize + Send + DefaultSize,
+    {
+        let len = u64::from_le_bytes(self.small(8)?.try_into().expect("eight bytes"));
+        let size = P::default_size(compress);
+        // A length that lies runs into the end of the stream: reserve no more than a piece's
+        // worth ahead of the bytes that back it.
+        let mut out: Vec<P> = Vec::with_capacity((len as usize).min(PIECE / size));
+        while (out.len() as u64) < len {
+            let whole = (self.available().len() / size).min((len - out.len() as u64) as usize);
+            if whole == 0 {
+                let at = out.len();
+                out.push(self.point(compress, &format!("{query}[{at}]"))?);
+                continue;
+            }
+            let first = out.len();
+            let decoded: Result<Vec<P>, (usize, SerializationError)> = self.available()[..whole * size]
+                .par_chunks_exact(size)
+                .enumerate()
+                .map(|(i, b)| P::deserialize_with_mode(b, compress, Validate::No).map_err(|e| (i, e)))
+                .collect();
+            let mut decoded =
+                decoded.map_err(|(i, error)| Stop::Bad { what: format!("{query}[{}]", first + i), error })?;
+            out.append(&mut decoded);
+            self.pos += whole * size;
+        }
+        Ok(out)
+    }
+
+    fn key(&mut self, c: Compress) -> Result<ProvingKey, Stop> {
+        let vk = VerifyingKey {
+            alpha_g1: self.point(c, "alpha_g1")?,
+            beta_g2: self.point(c, "beta_g2")?,
+            gamma_g2: self.point(c, "gamma_g2")?,
+            delta_g2: self.point(c, "delta_g2")?,
+            gamma_abc_g1: self.points(c, "gamma_abc_g1")?,
+        };
+        Ok(ProvingKey {
+            vk,
+            beta_g1: self.point(c, "beta_g1")?,
+            delta_g1: self.point(c, "delta_g1")?,
+            a_query: self.points(c, "a_query")?,
+            b_g1_query: self.points(c, "b_g1_query")?,
+            b_g2_query: self.points(c, "b_g2_query")?,
+            h_query: self.points(c, "h_query")?,
+            l_query: self.points(c, "l_query")?,
+        })
+    }
+
+    /// Bytes left after the key (the rest of the stream is read to count them).
+    fn rest(&mut self) -> Result<usize, KeyError> {
+        let mut extra = self.available().len();
+        self.pos = self.block.len();
+        while self.next_block()? {
+            extra += self.block.len();
+            self.pos = self.block.len();
+        }
+        Ok(extra)
+    }
+
+    fn piece_digests(&mut self) -> Result<Vec<FileDigest>, KeyError> {
+        self.pieces
+            .iter()
+            .map(|rx| rx.recv().map_err(|_| KeyError::Inconsistent("a piece's digest was lost".into())))
+            .collect()
+    }
+}
+
+/// The encoded size of a point, which arkworks knows per instance only.
+trait DefaultSize {
+    fn default_size(compress: Compress) -> usize;
+}
+
+impl<C: SWCurveConfig> DefaultSize for Affine<C> {
+    fn default_size(compress: Compress) -> usize {
+        use ark_serialize::CanonicalSerialize;
+        Affine::<C>::default().serialized_size(compress)
+    }
+}
+
+pub(super) fn describe(e: SerializationError) -> String {
+    match e {
+        SerializationError::InvalidData => {
+            "invalid data (a coordinate out of range or a compressed point off the curve)".to_string()
+        }
+        SerializationError::UnexpectedFlags => {
+            "unexpected point flags (mixed compressed and uncompressed points?)".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_serialize::CanonicalSerialize;
+
+    fn key() -> ProvingKey {
+        let circuit = crate::circuits::BuiltinCircuit::new(crate::circuits::CircuitKind::Synthetic, 4, 0).unwrap();
+        let mut rng = g16_backend::sample::test_rng("decode");
+        super::super::CheckedKey::generate(circuit, &mut rng).unwrap().into_inner()
+    }
+
+    #[test]
+    fn decodes_what_arkworks_encodes_with_its_digest() {
+        let pk = key();
+        for compress in [Compress::No, Compress::Yes] {
+            let mut bytes = Vec::new();
+            pk.serialize_with_mode(&mut bytes, compress).unwrap();
+            let d = decode(&bytes[..]).unwrap();
+            assert_eq!(d.pk, pk);
+            assert_eq!(d.compressed, compress == Compress::Yes);
+            assert_eq!(d.digest, digest::digest_bytes(&bytes));
+        }
+    }
+
+    #[test]
+    fn points_straddling_pieces_decode_and_digest_like_whole_files() {
+        // Pieces of 1000 bytes: boundaries fall inside points and inside lengths.
+        let pk = key();
+        let mut bytes = Vec::new();
+        pk.serialize_uncompressed(&mut bytes).unwrap();
+        let (tx, rx) = sync_channel(bytes.len() / 1000 + 1);
+        for chunk in bytes.chunks(1000) {
+            let (done, digest) = sync_channel(1);
+            done.send(digest::piece(chunk)).unwrap();
+            tx.send(Ok(Block { bytes: std::sync::Arc::new(chunk.to_vec()), digest })).unwrap();
+        }
+        drop(tx);
+        let mut s = Stream::new(rx);
+        assert_eq!(s.key(Compress::No).ok().unwrap(), pk);
+        assert_eq!(s.rest().unwrap(), 0);
+    }
+
+    #[test]
+    fn a_length_that_lies_is_a_truncation_not_an_allocation() {
+        let pk = key();
+        let mut bytes = Vec::new();
+        pk.serialize_uncompressed(&mut bytes).unwrap();
+        // The last vector's (l's) length, set to 2^64 − 1: its points run into the end.
+        let at = bytes.len() - 96 * pk.l_query.len() - 8;
+        bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        match decode(&bytes[..]) {
+            Err(KeyError::Truncated { len, .. }) => assert_eq!(len, bytes.len()),
+            other => panic!("expected a truncation, got {:?}", other.err()),
+        }
+    }
+}
