@@ -30,6 +30,9 @@
 //! - `spmv`: one sparse product A·z of the compiled circuit's A (resident) by a random z
 //!   already on the device, synchronized.
 //!
+//! - `first-proof`, `first-proof-trusted`: from a key file to the first verified proof, phase
+//!   by phase (`first_proof.rs`).
+//!
 //! The proof ops of a circuit other than `synthetic` are named with it (`prove-sha256`).
 
 use std::collections::BTreeMap;
@@ -55,6 +58,7 @@ use rand_chacha::ChaCha20Rng;
 use crate::cli::{progress, setup, CliError};
 use measurement::{measurement, median_phases, print_table, Measurement};
 
+mod first_proof;
 mod measurement;
 mod plot;
 
@@ -64,7 +68,8 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub backends: Option<Vec<String>>,
     /// Operations: msm-g1, msm-g1-host (scalars staged inside the timing), msm-g2, msm-g1-witness, msm-g2-witness, ntt, upload, spmv, prove,
-    /// prove-witness, prove-assignment, prove-arkworks, synth-full, synth-witness, witness.
+    /// prove-witness, prove-assignment, prove-arkworks, synth-full, synth-witness, witness,
+    /// first-proof (with first-proof-trusted: a key file to its first verified proof, by phase).
     #[arg(long, value_delimiter = ',', default_value = "msm-g1,msm-g2,ntt")]
     pub ops: Vec<String>,
     /// Sizes as log2, inclusive: "10..16" or a single "14".
@@ -114,11 +119,12 @@ enum Op {
     SynthFull,
     SynthWitness,
     Witness,
+    FirstProof,
 }
 
 impl Op {
     /// Every op with its command-line name, in the order the names are listed.
-    const ALL: [Op; 15] = [
+    const ALL: [Op; 16] = [
         Op::MsmG1,
         Op::MsmG1Host,
         Op::MsmG2,
@@ -134,6 +140,7 @@ impl Op {
         Op::SynthFull,
         Op::SynthWitness,
         Op::Witness,
+        Op::FirstProof,
     ];
 
     /// Whether the op runs on the host alone, once a size rather than once a backend.
@@ -208,6 +215,11 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
             }
             for (backend, info) in &backends {
                 bar.set_message(format!("{} {} 2^{size}", info.kind, op_name(op)));
+                if op == Op::FirstProof {
+                    results.extend(first_proof::measure(backend, info, size, &args, &store)?);
+                    bar.inc(1);
+                    continue;
+                }
                 results.extend(measure(backend, info, op, size, &args, &mut inputs, &store)?);
                 bar.inc(1);
             }
@@ -246,6 +258,7 @@ fn includes(op: Op) -> &'static str {
         Op::SynthFull => "one partition's whole synthesis on the host: constraints, assignment and the rows a, b, c",
         Op::SynthWitness => "one partition's witness alone on the host by arkworks' witness-only synthesis (the compiled circuit's proofs need no more)",
         Op::Witness => "one partition's assignment on the host as the compiled proofs take it: the circuit's native witness generator where it has one (synthetic), else witness-only synthesis",
+        Op::FirstProof => first_proof::FIRST_PROOF_INCLUDES,
     }
 }
 
@@ -283,6 +296,7 @@ fn op_name(op: Op) -> &'static str {
         Op::SynthFull => "synth-full",
         Op::SynthWitness => "synth-witness",
         Op::Witness => "witness",
+        Op::FirstProof => "first-proof",
     }
 }
 
@@ -424,6 +438,7 @@ fn measure(
         Op::ProveArkworks | Op::SynthFull | Op::SynthWitness | Op::Witness => {
             return Err(CliError::Usage(format!("{} runs on the host alone", op_name(op))))
         }
+        Op::FirstProof => return first_proof::measure(backend, info, size, args, store),
         Op::Spmv => {
             let compiled = circuit_for(store, args, size)?;
             let (a, _, _) = compiled.matrices();
