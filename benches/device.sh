@@ -45,6 +45,11 @@
 #                 circuit, 3 partitions) with their reports
 #       keygen    memory plans (2^22–2^27 on the H200, 2^22–2^25 on a 24 GiB card) and key
 #                 generation on CUDA at 2^22 and 2^24 with its host and device phases
+#       keys      a key's way to its first proof: g16 bench first-proof (a key file, every check on
+#                 the device, then the digest known) on CUDA at 2^20 and 2^22 and wgpu at 2^20;
+#                 `g16 prove --zkey` of a 2^20 zkey and `--key` of a 2^20 arkworks key in fresh
+#                 processes, first and again (digest recorded); the key store at 2^22 in fresh
+#                 processes; a 2^22 zkey registered with `g16 serve` and its first proof
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
 #                 (default cuda wgpu), each size's key made on the device and kept in memory;
 #                 wall time and peak host memory beside each
@@ -370,6 +375,52 @@ keygen() {
   done
 }
 
+keys() {
+  local w="$ROOT/.keys-work" json="$OUT/keys.jsonl"
+  mkdir -p "$w"
+  export G16_CACHE_DIR="$w/cache"
+  echo "== [$SECONDS] first-proof, CUDA 2^20 and 2^22, wgpu 2^20 (keys made on the device, written to a file)"
+  timeout 300 "$D/g16" bench --json "$json" --backends cuda --ops first-proof --sizes 20..22 --runs 2 --warmup 0 \
+    --keys-in-memory 2>&1 | grep -v "^\s*$"
+  timeout 200 "$D/g16" bench --json "$json" --backends wgpu --ops first-proof --sizes 20 --runs 1 --warmup 0 \
+    --keys-in-memory 2>&1 | grep -v "^\s*$"
+  step 300 keys-files-20 bash -c "'$D/g16' setup --circuit synthetic --size 20 --seed 1 --zkey '$w/s20.zkey' &&
+    '$D/g16' setup --circuit synthetic --size 20 --seed 1 --out '$w/k20.key' &&
+    '$D/g16' compile --circuit synthetic --size 20 --out '$w/c20.circ' &&
+    '$D/g16' witness --circuit synthetic --size 20 --out '$w/s20.wtns'"
+  ls -la "$w"
+  for run in first again; do
+    echo "== [$SECONDS] g16 prove --zkey 2^20 ($run), a fresh process"
+    timed timeout 200 "$D/g16" prove --zkey "$w/s20.zkey" --wtns "$w/s20.wtns" --backend cuda --out "$w/z20-$run" 2>&1 | tail -3
+    echo "== [$SECONDS] g16 prove --key 2^20 ($run), a fresh process"
+    timed timeout 200 "$D/g16" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" --key "$w/k20.key" --backend cuda \
+      --out "$w/k20-$run" 2>&1 | tail -3
+  done
+  step 400 keys-store-22-make "$D/g16" prove --backend cuda --circuit synthetic --size 22 --partitions 1
+  tail -3 "$OUT/keys-store-22-make.txt"
+  for run in 1 2; do
+    echo "== [$SECONDS] key store 2^22, a fresh process ($run)"
+    timed timeout 200 "$D/g16" prove --backend cuda --circuit synthetic --size 22 --partitions 3 --synthesis witness \
+      2>&1 | grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
+  done
+  if [ -n "${KEYS_SERVE:-}" ]; then
+    step 300 keys-zkey-22 "$D/g16" setup --circuit synthetic --size 22 --seed 1 --zkey "$w/s22.zkey"
+    "$D/g16" witness --circuit synthetic --size 22 --out "$w/s22.wtns" >/dev/null
+    local addr=127.0.0.1:7326
+    "$D/g16" serve --devices cuda:0 --listen "$addr" >"$OUT/keys-serve.log" 2>&1 &
+    local server=$!
+    sleep 3
+    local c=("$D/g16" client --server "http://$addr")
+    for run in first again; do
+      echo "== [$SECONDS] register a 2^22 zkey ($run), then its first proof"
+      timed "${c[@]}" register --name s22 --zkey "$w/s22.zkey"
+      timed "${c[@]}" load --circuit s22 --witness "$w/s22.wtns" --jobs 1 --clients 1 | tail -2
+    done
+    kill -TERM "$server"
+    wait "$server"
+  fi
+}
+
 scale() {
   local json="$OUT/scale.jsonl"
   for backend in ${BACKENDS:-cuda wgpu}; do
@@ -385,7 +436,7 @@ scale() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | scale)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
