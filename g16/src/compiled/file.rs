@@ -18,6 +18,7 @@
 use std::path::Path;
 
 use ark_ff::{BigInteger, PrimeField};
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{CompileError, CompiledCircuit};
@@ -179,18 +180,18 @@ impl<'a> Reader<'a> {
         let rows = self.count("a matrix's row count")?;
         let entries = self.count("a matrix's entry count")?;
         let words =
-            |b: &[u8]| b.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect::<Vec<_>>();
+            |b: &[u8]| b.par_chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect::<Vec<_>>();
         let starts = words(self.items(rows.saturating_add(1), 4, "row starts")?);
         let cols = words(self.items(entries, 4, "columns")?);
         let coeff_bytes = self.items(entries, 32, "coefficients")?;
+        // On every core: a 2^24 circuit holds tens of millions of coefficients.
         let coeffs = coeff_bytes
-            .chunks_exact(32)
+            .par_chunks_exact(32)
             .enumerate()
             .map(|(i, b)| {
-                let k = Fr::from_le_bytes_mod_order(b);
+                let limbs = std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8 bytes")));
                 // Canonical only: a value ≥ r would read back as another one.
-                (k.into_bigint().to_bytes_le() == b)
-                    .then_some(k)
+                Fr::from_bigint(ark_ff::BigInt(limbs))
                     .ok_or_else(|| FileError::Malformed(format!("matrix {name}: coefficient {i} is not below r")))
             })
             .collect::<Result<Vec<Fr>, _>>()?;
