@@ -1,8 +1,7 @@
 //! The [`Backend`] trait on a CUDA device: [`CudaBackend`] owns the device and the layers above
-//! it (kernels, timing, staging, NTT, MSM, fixed-base, sparse) and holds each buffer inside
-//! [`DeviceBuffer`]'s type-erased storage;
-//! every operation carries the timeline's current span, so each device span comes back
-//! parented to the host span that queued it.
+//! it (kernels, timing, staging, NTT, MSM, fixed-base, sparse, subgroup checks) and holds each
+//! buffer inside [`DeviceBuffer`]'s type-erased storage; every operation carries the timeline's
+//! current span, so each device span comes back parented to the host span that queued it.
 
 use std::sync::Arc;
 
@@ -23,6 +22,7 @@ use crate::ntt::{Ntt, Pointwise, MAX_NTT_LOG2};
 use crate::options::CudaOptions;
 use crate::sparse::{DeviceMatrix, Sparse};
 use crate::staging::Staging;
+use crate::subgroup::{self, Subgroup};
 use crate::timing::Timing;
 
 pub struct CudaBackend {
@@ -42,6 +42,7 @@ struct Gpu {
     msm: Msm,
     fixed_base: FixedBase,
     sparse: Sparse,
+    subgroup: Subgroup,
 }
 
 impl Gpu {
@@ -58,7 +59,8 @@ impl Gpu {
         let msm = Msm::new(below(), options.msm, options.ones_split);
         let fixed_base = FixedBase::new(below());
         let sparse = Sparse::new(below());
-        Ok(Gpu { dev, kernels, timing, staging, ntt, msm, fixed_base, sparse })
+        let subgroup = Subgroup::new(below());
+        Ok(Gpu { dev, kernels, timing, staging, ntt, msm, fixed_base, sparse, subgroup })
     }
 }
 
@@ -220,6 +222,14 @@ impl Backend for CudaBackend {
             check_range("first_unsatisfied", &(0..rows), len)?;
         }
         Ok(self.gpu.sparse.first_unsatisfied(abc, rows, current_span())?)
+    }
+
+    fn first_outside_subgroup_g1(&self, points: &[G1Affine]) -> BackendResult<Option<usize>> {
+        Ok(self.gpu.subgroup.first_outside(&subgroup::G1, points, current_span())?)
+    }
+
+    fn first_outside_subgroup_g2(&self, points: &[G2Affine]) -> BackendResult<Option<usize>> {
+        Ok(self.gpu.subgroup.first_outside(&subgroup::G2, points, current_span())?)
     }
 
     fn synchronize(&self) -> BackendResult<()> {

@@ -10,8 +10,9 @@
 //! - Kernels (`kernels/`, embedded) are compiled by NVRTC for the device's own architecture
 //!   and cached on disk by source hash, architecture and NVRTC version ([`compile`]).
 //! - Layers depend downward only, in one order shared by both GPU crates:
-//!   `backend` → `ntt`, `msm`, `fixed_base`, `sparse` → `staging` → `compile`, `timing` →
-//!   `buffers` → `device` → `options`, `error`. Modules of one level do not use each other.
+//!   `backend` → `ntt`, `msm`, `fixed_base`, `sparse` (and here `subgroup`) → `staging` →
+//!   `compile`, `timing` → `buffers` → `device` → `options`, `error`. Modules of one level do
+//!   not use each other.
 //!   `compile` turns the kernel sources into what the device runs and checks every launch
 //!   against its table of kernels; `timing` maps the device's clock onto the timeline's.
 //!   The device holds only its own state; each layer above owns its caches, in its own
@@ -32,6 +33,7 @@ mod ntt;
 mod options;
 mod sparse;
 mod staging;
+mod subgroup;
 mod timing;
 
 #[cfg(test)]

@@ -179,3 +179,67 @@ fn sparse_products_and_the_check_are_exact_and_timed() {
         eprintln!("{name}: {:.3} ms ({rows} rows, {} entries)", (s.end_ns - s.start_ns) as f64 / 1e6, m.entries());
     }
 }
+
+/// Indices stay global past the first chunk of points (2^22 G1, 2^21 G2): an outsider only in a
+/// later chunk is found at its own index, and each chunk's check is a device span under the
+/// caller's. Past-a-chunk vectors at the GPU machine's sizes only.
+#[test]
+fn subgroup_checks_find_outsiders_in_later_chunks_and_are_timed() {
+    use g16_backend::sample::random_outside_subgroup;
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("subgroup_checks_find_outsiders_in_later_chunks_and_are_timed");
+    let (n1, n2) = if large() { ((1 << 22) + 1000, (1 << 21) + 100) } else { (1000, 100) };
+    let mut g1 = random_points::<G1Projective, _>(n1, &mut rng);
+    let mut g2 = random_points::<G2Projective, _>(n2, &mut rng);
+    b.drain_device_spans();
+    let tl = Timeline::new();
+    let guard = tl.span(Layer::Prover, "outer");
+    let id = guard.id();
+    assert_eq!(b.first_outside_subgroup_g1(&g1).unwrap(), None, "{n1} G1 points");
+    assert_eq!(b.first_outside_subgroup_g2(&g2).unwrap(), None, "{n2} G2 points");
+    b.synchronize().unwrap();
+    drop(guard);
+    let spans = b.drain_device_spans();
+    for name in ["subgroup_g1", "subgroup_g2"] {
+        let s = spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name} span in {spans:?}"));
+        assert_eq!(s.parent, Some(id), "{name}");
+    }
+    let (at1, at2) = (n1 - 983, n2 - 97);
+    g1[at1] = random_outside_subgroup(&mut rng);
+    g2[at2] = random_outside_subgroup(&mut rng);
+    assert_eq!(b.first_outside_subgroup_g1(&g1).unwrap(), Some(at1), "G1, the last chunk");
+    assert_eq!(b.first_outside_subgroup_g2(&g2).unwrap(), Some(at2), "G2, the last chunk");
+}
+
+/// The subgroup checks' times on the device, whole calls (staging included) and the kernels'
+/// spans, beside the host's on all cores: `--ignored subgroup_check_times --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn subgroup_check_times() {
+    use std::time::Instant;
+    let Some(b) = cuda() else { return };
+    let mut rng = test_rng("subgroup_check_times");
+    let g1 = random_points::<G1Projective, _>(1 << 22, &mut rng);
+    let g2 = random_points::<G2Projective, _>(1 << 20, &mut rng);
+    let _ = b.first_outside_subgroup_g1(&g1[..1 << 10]).unwrap(); // first use: pinned slots
+    let report = |what: &str, span: &str, run: &dyn Fn() -> Option<usize>| {
+        b.drain_device_spans();
+        let t = Instant::now();
+        assert_eq!(run(), None, "{what}");
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        let kernels: u64 = b.drain_device_spans().iter().filter(|s| s.name == span).map(|s| s.end_ns - s.start_ns).sum();
+        eprintln!("{what}: {wall:.1} ms the call, {:.1} ms the kernels", kernels as f64 / 1e6);
+    };
+    for log in [20, 22] {
+        report(&format!("G1 2^{log} on the device"), "subgroup_g1", &|| {
+            b.first_outside_subgroup_g1(&g1[..1 << log]).unwrap()
+        });
+    }
+    report("G2 2^20 on the device", "subgroup_g2", &|| b.first_outside_subgroup_g2(&g2).unwrap());
+    let t = Instant::now();
+    assert_eq!(g16_backend::subgroup::first_outside_g1(&g1[..1 << 20]), None);
+    eprintln!("G1 2^20 on the host: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    let t = Instant::now();
+    assert_eq!(g16_backend::subgroup::first_outside_g2(&g2[..1 << 18]), None);
+    eprintln!("G2 2^18 on the host: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+}

@@ -12,17 +12,20 @@
 //! ```
 //!
 //! Sizes: `Sizes::ci()` by default; `G16_CONFORMANCE=large` selects the sizes of the GPU
-//! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20). The seed of every check is printed;
-//! `G16_TEST_SEED` replays it.
+//! machine (NTT to 2^24, MSM G1 to 2^24, G2 to 2^20, subgroup checks past 2^22 G1 and 2^21 G2
+//! points). The seed of every check is printed; `G16_TEST_SEED` replays it.
 
 use crate::buffer::{DeviceBuffer, Element, Scalars};
 use crate::contract::Backend;
+use crate::curve::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use crate::domain::NttKind;
 use crate::error::{BackendError, BackendResult};
+use crate::sample::{random_outside_subgroup, random_points, random_scalars, test_rng};
 use crate::sparse::SparseMatrix;
-use crate::sample::{random_points, random_scalars, test_rng};
+use crate::subgroup;
 use crate::timeline::{Layer, Timeline};
-use crate::curve::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use ark_bls12_381::{g1, g2};
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{Field, UniformRand, Zero};
 use rand_chacha::ChaCha20Rng;
@@ -31,6 +34,9 @@ pub struct Sizes {
     pub ntt_logs: Vec<u32>,
     pub msm_g1: Vec<usize>,
     pub msm_g2: Vec<usize>,
+    /// Points of the long vectors of the subgroup checks, G1 and G2.
+    pub subgroup_g1: usize,
+    pub subgroup_g2: usize,
 }
 
 impl Sizes {
@@ -39,6 +45,8 @@ impl Sizes {
             ntt_logs: (1..=14).collect(),
             msm_g1: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 12],
             msm_g2: vec![1, 2, 3, 100, (1 << 10) + 7],
+            subgroup_g1: (1 << 12) + 3,
+            subgroup_g2: (1 << 10) + 3,
         }
     }
 
@@ -58,6 +66,9 @@ impl Sizes {
             ntt_logs: (1..=24).collect(),
             msm_g1: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 16, 1 << 20, 1 << 24],
             msm_g2: vec![1, 2, 3, 100, (1 << 10) + 7, 1 << 16, 1 << 20],
+            // Past 2^22 G1 and 2^21 G2 points: more than one of CUDA's chunks.
+            subgroup_g1: (1 << 22) + 5,
+            subgroup_g2: (1 << 21) + 5,
         }
     }
 
@@ -390,6 +401,52 @@ pub fn first_unsatisfied_finds_the_first_row<B: Backend + ?Sized>(b: &B) {
     }
 }
 
+/// `first_outside_subgroup_g1` and `_g2` against the host's checks on fresh random points: none,
+/// the identity alone, short vectors that mix subgroup points, identities and points on the
+/// curve outside the subgroup; then one outsider in the middle of `sizes.subgroup_g1` (`_g2`)
+/// points, found at its index, and several, of which the lowest is found.
+pub fn subgroup_checks_match_the_host<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
+    let mut rng = test_rng("subgroup_checks_match_the_host");
+    let g1 = ("G1", sizes.subgroup_g1);
+    subgroup_check_matches::<g1::Config, _>(b, g1, &mut rng, |b, p| b.first_outside_subgroup_g1(p));
+    let g2 = ("G2", sizes.subgroup_g2);
+    subgroup_check_matches::<g2::Config, _>(b, g2, &mut rng, |b, p| b.first_outside_subgroup_g2(p));
+}
+
+fn subgroup_check_matches<C: SWCurveConfig, B: Backend + ?Sized>(
+    b: &B,
+    (group, n): (&str, usize),
+    rng: &mut ChaCha20Rng,
+    check: impl Fn(&B, &[Affine<C>]) -> BackendResult<Option<usize>>,
+) {
+    use rand::Rng;
+    let first = |points: &[Affine<C>]| check(b, points).expect("subgroup check");
+    assert_eq!(first(&[]), None, "{group}: no points");
+    assert_eq!(first(&[Affine::zero()]), None, "{group}: the identity");
+    let inside = random_points::<Projective<C>, _>(64, rng);
+    assert_eq!(first(&inside), None, "{group}: subgroup points");
+    for len in [1, 2, 3, 31, 64, 200] {
+        let points: Vec<Affine<C>> = (0..len)
+            .map(|_| match rng.gen_range(0..16u32) {
+                0 => Affine::zero(),
+                1 => random_outside_subgroup(rng),
+                _ => inside[rng.gen_range(0..inside.len())],
+            })
+            .collect();
+        assert_eq!(first(&points), subgroup::first_outside(&points), "{group}: {len} mixed points");
+    }
+    let mut points = random_points::<Projective<C>, _>(n, rng);
+    points[1] = Affine::zero();
+    let middle = n / 2;
+    points[middle] = random_outside_subgroup(rng);
+    assert_eq!(first(&points), Some(middle), "{group}: one outsider among {n} points");
+    let (earlier, later) = (rng.gen_range(2..middle), rng.gen_range(middle..n));
+    for i in [n - 1, later, earlier] {
+        points[i] = random_outside_subgroup(rng);
+    }
+    assert_eq!(first(&points), Some(earlier), "{group}: the lowest of several outsiders among {n} points");
+}
+
 /// The timing contract, which the report relies on to name unattributed time:
 /// - an empty window is empty: a host span that queues no device work gets no device span,
 ///   and a drain right after a drain returns nothing;
@@ -499,6 +556,7 @@ macro_rules! conformance_tests {
             fixed_base_matches_arkworks,
             spmv_matches_the_host,
             first_unsatisfied_finds_the_first_row,
+            subgroup_checks_match_the_host(sizes),
             device_spans_are_reported,
             timing_contract,
         );

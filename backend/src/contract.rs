@@ -6,6 +6,7 @@ use crate::curve::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use crate::domain::NttKind;
 use crate::error::{BackendError, BackendKind, BackendResult};
 use crate::sparse::{MatrixBuffer, SparseMatrix};
+use crate::subgroup;
 use crate::timeline::DeviceSpan;
 
 /// What a backend reports about itself and its device.
@@ -109,6 +110,19 @@ pub trait Backend: Send + Sync {
     fn first_unsatisfied(&self, abc: [&ScalarBuffer; 3], rows: usize) -> BackendResult<Option<usize>> {
         let _ = (abc, rows);
         Err(BackendError::Unsupported { backend: self.info().kind, op: "first_unsatisfied" })
+    }
+
+    // --- subgroup checks: a proving key's points, as it loads ------------------------------
+    /// The index of the first of `points` outside the prime-order subgroup, or None. Every point
+    /// must already be on the curve (the caller checks that, cheaply, while decoding); the
+    /// identity is in the subgroup. The default runs on the host's cores
+    /// ([`subgroup::first_outside_g1`]); CUDA runs the same tests on the device, where the key's
+    /// bases go anyway; wgpu keeps the default.
+    fn first_outside_subgroup_g1(&self, points: &[G1Affine]) -> BackendResult<Option<usize>> {
+        Ok(subgroup::first_outside_g1(points))
+    }
+    fn first_outside_subgroup_g2(&self, points: &[G2Affine]) -> BackendResult<Option<usize>> {
+        Ok(subgroup::first_outside_g2(points))
     }
 
     // --- timing --------------------------------------------------------------------------
@@ -239,6 +253,14 @@ macro_rules! dispatch_backend {
             fn first_unsatisfied(&self, abc: [&$crate::buffer::ScalarBuffer; 3], rows: usize)
                 -> $crate::error::BackendResult<Option<usize>> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.first_unsatisfied(abc, rows), )+ }
+            }
+            fn first_outside_subgroup_g1(&self, points: &[$crate::curve::G1Affine])
+                -> $crate::error::BackendResult<Option<usize>> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.first_outside_subgroup_g1(points), )+ }
+            }
+            fn first_outside_subgroup_g2(&self, points: &[$crate::curve::G2Affine])
+                -> $crate::error::BackendResult<Option<usize>> {
+                match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.first_outside_subgroup_g2(points), )+ }
             }
             fn synchronize(&self) -> $crate::error::BackendResult<()> {
                 match self { $( $(#[cfg($cfg)])? $name::$variant(b) => b.synchronize(), )+ }

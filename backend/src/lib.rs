@@ -3,8 +3,9 @@
 //! The [`Backend`] trait and its vocabulary (buffers, [`NttKind`], sparse matrices and their
 //! packed words, errors, the word layouts of field elements and points, MSM and NTT planning),
 //! the evaluation domain's maths ([`domain`]), the timeline's recorder and its one clock
-//! ([`timeline`]), the curve aliases, the CPU reference backend ([`cpu`]) and the conformance
-//! suite every backend passes ([`conformance`], cargo feature `conformance`). It depends on
+//! ([`timeline`]), the curve aliases, the host's subgroup checks of points ([`subgroup`]), the
+//! CPU reference backend ([`cpu`]) and the conformance suite every backend passes
+//! ([`conformance`], cargo feature `conformance`). It depends on
 //! arkworks and no other part of g16: the GPU crates (`g16-cuda`, `g16-wgpu`) depend on it
 //! alone, and the library `g16` builds the prover, the engine and the file formats on top.
 //!
@@ -36,6 +37,7 @@ pub mod msm_plan;
 pub mod ntt_plan;
 pub mod sample;
 pub mod sparse;
+pub mod subgroup;
 pub mod timeline;
 
 pub use buffer::{

@@ -1,5 +1,6 @@
 //! Random inputs for tests and benchmarks: scalars, and many curve points cheaply.
 
+use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::UniformRand;
 use rand::{Rng, SeedableRng};
@@ -71,6 +72,20 @@ pub fn g1_outside_subgroup() -> crate::curve::G1Affine {
             }
         }
         x += ark_bls12_381::Fq::from(1u64);
+    }
+}
+
+/// A random point on the curve of `C` outside its prime-order subgroup: a random x with
+/// y = ±√(x³ + b), not multiplied by the cofactor, so it lies in the subgroup only with
+/// probability 1/cofactor (the loop checks).
+pub fn random_outside_subgroup<C: SWCurveConfig, R: Rng>(rng: &mut R) -> Affine<C> {
+    loop {
+        let x = C::BaseField::rand(rng);
+        if let Some(p) = Affine::<C>::get_point_from_x_unchecked(x, rng.gen()) {
+            if !p.is_in_correct_subgroup_assuming_on_curve() {
+                return p;
+            }
+        }
     }
 }
 

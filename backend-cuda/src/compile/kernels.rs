@@ -143,10 +143,11 @@ pub enum Kernel {
     OnesSum(Curve),
     ShiftBases(Curve),
     FixedBase(Curve),
+    SubgroupCheck(Curve),
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 30] = [
+    pub const ALL: [Kernel; 32] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::FrMul,
@@ -177,6 +178,8 @@ impl Kernel {
         Kernel::ShiftBases(Curve::G2),
         Kernel::FixedBase(Curve::G1),
         Kernel::FixedBase(Curve::G2),
+        Kernel::SubgroupCheck(Curve::G1),
+        Kernel::SubgroupCheck(Curve::G2),
     ];
 
     /// The kernel's symbol (its `extern "C"` name).
@@ -213,6 +216,8 @@ impl Kernel {
             Kernel::ShiftBases(G2) => "g2_shift_bases",
             Kernel::FixedBase(G1) => "g1_fixed_base",
             Kernel::FixedBase(G2) => "g2_fixed_base",
+            Kernel::SubgroupCheck(G1) => "g1_subgroup_check",
+            Kernel::SubgroupCheck(G2) => "g2_subgroup_check",
         }
     }
 
@@ -239,6 +244,7 @@ impl Kernel {
             | Kernel::OnesSum(_)
             | Kernel::ShiftBases(_) => "msm",
             Kernel::FixedBase(_) => "fixed_base",
+            Kernel::SubgroupCheck(_) => "subgroup",
         }
     }
 
@@ -353,6 +359,9 @@ impl Kernel {
                 write("prefixes", c.field()),
                 write("out", c.affine()),
             ],
+            Kernel::SubgroupCheck(c) => {
+                vec![read("points", c.affine()), u32("count"), read("endo", c.field()), write("first", U32)]
+            }
         }
     }
 

@@ -57,6 +57,8 @@ pub const FIXED_BASE: Part = part!("msm/fixed_base.cu");
 /// A compiled circuit's sparse products (A·z, B·z, C·z) and its R1CS check.
 pub const SPMV: Part = part!("r1cs/spmv.cu");
 pub const CHECK: Part = part!("r1cs/check.cu");
+/// Subgroup checks of points by Scott's endomorphism tests (a proving key's, as it loads).
+pub const SUBGROUP: Part = part!("curve/subgroup.cu");
 
 /// One NVRTC translation unit and the kernels the backend loads from it.
 pub struct Program {
@@ -75,13 +77,15 @@ impl Program {
 
 /// The programs: NTT and pointwise over Fr; the sparse products and the R1CS check; MSM over
 /// G1 and G2; fixed-base multiplication over G1 and G2 (its own program: key generation
-/// needs none of the MSM's kernels, and a smaller unit compiles sooner).
+/// needs none of the MSM's kernels, and a smaller unit compiles sooner); the subgroup checks
+/// of G1 and G2 points (their own, likewise: loading a key needs them alone).
 pub fn programs() -> Vec<Program> {
     vec![
         Program::of("ntt", &[FP, NTT, POINTWISE]),
         Program::of("r1cs", &[FP, SPMV, CHECK]),
         Program::of("msm", &[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, TABLE]),
         Program::of("fixed_base", &[FP, FQ2, XYZZ, FIXED_BASE]),
+        Program::of("subgroup", &[FP, FQ2, XYZZ, SUBGROUP]),
     ]
 }
 

@@ -13,26 +13,7 @@ use g16_backend::limbs::to_words;
 use g16_backend::sample::test_rng;
 use g16_backend::{G1Projective, G2Projective};
 
-const HARNESS: &str = r#"
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-struct EmulatedDim { unsigned x; };
-static EmulatedDim threadIdx, blockIdx, blockDim;
-#define __global__
-#define __launch_bounds__(...)
-"#;
-
 const MAIN: &str = r#"
-static unsigned read_u32() { unsigned x; if (scanf("%u", &x) != 1) exit(2); return x; }
-template <class T> static std::vector<T> read_items(unsigned count) {
-  std::vector<u32> w(count * (sizeof(T) / 4) + 1);
-  for (unsigned i = 0; i + 1 < w.size(); i++) if (scanf("%x", &w[i]) != 1) exit(2);
-  std::vector<T> v(count + 1);
-  memcpy(v.data(), w.data(), count * sizeof(T));
-  return v;
-}
 // One launch: every thread in turn.
 template <class F> static void run() {
   const unsigned c = read_u32(), windows = read_u32(), per_window = read_u32(), count = read_u32();
@@ -60,22 +41,10 @@ int main() {
 "#;
 
 fn build() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    let cxx = cxx::compiler_or_skip("the host-emulated fixed-base kernel")?;
-    let dir = std::env::temp_dir().join(format!(
-        "g16-host-fixed-base-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let exe = dir.join("fixed_base_harness");
-    let c = crate::compile::unit(&[
-        crate::compile::FP,
-        crate::compile::FQ2,
-        crate::compile::XYZZ,
-        crate::compile::FIXED_BASE,
-    ]);
-    cxx::build(&cxx, &format!("{HARNESS}\n{c}\n{MAIN}"), &exe, "-O2");
-    Some((dir, exe))
+    use crate::compile::{unit, FIXED_BASE, FP, FQ2, XYZZ};
+    let kernels = unit(&[FP, FQ2, XYZZ, FIXED_BASE]);
+    let source = format!("{}\n{kernels}\n{}\n{MAIN}", cxx::SERIAL_LAUNCH, cxx::ITEM_READERS);
+    cxx::build_in_temp("the host-emulated fixed-base kernel", "host-fixed-base", &source)
 }
 
 fn hex(words: &[u32]) -> String {

@@ -1,8 +1,38 @@
 //! The host's C++ compiler, for the tests that run the kernels' source on the host
 //! (`G16_HOST_EMULATION`). Shared by `tests/host_arithmetic.rs` and the NTT's unit tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The start of a harness that runs a launch's threads one after another on one host thread
+/// (before the kernels' source): the launch's coordinates as variables the harness sets, the
+/// kernels' attributes as nothing, and atomicMin as the plain minimum it is there.
+#[allow(dead_code)] // reason: unused by the integration tests that include this file
+pub const SERIAL_LAUNCH: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+struct EmulatedDim { unsigned x; };
+static EmulatedDim threadIdx, blockIdx, blockDim;
+#define __global__
+#define __launch_bounds__(...)
+static void atomicMin(unsigned* a, unsigned v) { if (v < *a) *a = v; }
+"#;
+
+/// Readers of a harness's input (after the kernels' source, whose types they read): a decimal
+/// u32, and `count` items of a kernel type as hex words, with one spare item after them.
+#[allow(dead_code)] // reason: unused by the integration tests that include this file
+pub const ITEM_READERS: &str = r#"
+static unsigned read_u32() { unsigned x; if (scanf("%u", &x) != 1) exit(2); return x; }
+template <class T> static std::vector<T> read_items(unsigned count) {
+  std::vector<u32> w(count * (sizeof(T) / 4) + 1);
+  for (unsigned i = 0; i + 1 < w.size(); i++) if (scanf("%x", &w[i]) != 1) exit(2);
+  std::vector<T> v(count + 1);
+  memcpy(v.data(), w.data(), count * sizeof(T));
+  return v;
+}
+"#;
 
 /// `$CXX`, else the first of c++, g++, clang++ that runs. None (after saying so loudly) where
 /// there is none, unless `G16_REQUIRE_CXX=1`, which makes that a failure.
@@ -32,6 +62,20 @@ pub fn build(cxx: &str, source: &str, exe: &Path, optimise: &str) {
         .output()
         .expect("run the C++ compiler");
     assert!(out.status.success(), "{cxx} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// [`build`] of `source` (optimised, -O2) into `name` in a new temporary directory of this
+/// process and thread, so parallel tests never share one: the directory (for the caller to
+/// remove) and the executable. None where there is no compiler ([`compiler_or_skip`], which
+/// names `what`).
+#[allow(dead_code)] // reason: unused by the integration tests that include this file
+pub fn build_in_temp(what: &str, name: &str, source: &str) -> Option<(PathBuf, PathBuf)> {
+    let cxx = compiler_or_skip(what)?;
+    let dir = std::env::temp_dir().join(format!("g16-{name}-{}-{:?}", std::process::id(), std::thread::current().id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let exe = dir.join(name);
+    build(&cxx, source, &exe, "-O2");
+    Some((dir, exe))
 }
 
 /// Runs `exe` with `input` on its standard input; its standard output. The input is written

@@ -1,0 +1,58 @@
+//! Prime-order subgroup checks of points already on the curve, on the host's cores: the
+//! contract's default for [`Backend::first_outside_subgroup_g1`] and `_g2`, and what the library
+//! calls where no backend is at hand. Also the constants of the endomorphisms those checks use
+//! (Scott, eprint 2021/1130), for the devices that run the same tests.
+//!
+//! [`Backend::first_outside_subgroup_g1`]: crate::contract::Backend::first_outside_subgroup_g1
+
+use ark_bls12_381::{Fq, Fq2};
+use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
+use ark_ff::MontFp;
+use rayon::prelude::*;
+
+use crate::curve::{G1Affine, G2Affine};
+
+/// |x|, where x = −0xd201000000010000 is BLS12-381's parameter: a device multiplies by it with
+/// 63 doublings and 5 additions (its Hamming weight is 6).
+pub const X_ABS: u64 = 0xd201_0000_0001_0000;
+
+/// β of G1's endomorphism φ(x, y) = (β·x, y): arkworks' non-trivial cube root of unity in Fq,
+/// the one for which φ acts on G1 as multiplication by −x² (the other root gives x² − 1).
+pub const G1_BETA: Fq = ark_bls12_381::g1::BETA;
+
+/// G2's untwist-Frobenius-twist endomorphism ψ(x, y) = (conj(x)·c_x, conj(y)·c_y), on G2
+/// multiplication by x, with c_x = 1/(u+1)^((p−1)/3) and c_y = 1/(u+1)^((p−1)/2): arkworks'
+/// `P_POWER_ENDOMORPHISM_COEFF_0` and `_1`, private there, so held here (the tests check them
+/// against arkworks' subgroup test).
+pub const G2_PSI_X: Fq2 = Fq2::new(
+    MontFp!("0"),
+    MontFp!(
+        "4002409555221667392624310435006688643935503118305586438271171395842971157480381377015405980053539358417135540939437"
+    ),
+);
+pub const G2_PSI_Y: Fq2 = Fq2::new(
+    MontFp!(
+        "2973677408986561043442465346520108879172042883009249989176415018091420807192182638567116318576472649347015917690530"
+    ),
+    MontFp!(
+        "1028732146235106349975324479215795277384839936929757896155643118032610843298655225875571310552543014690878354869257"
+    ),
+);
+
+/// The index of the first point outside the prime-order subgroup, or None; every point must be
+/// on the curve. On rayon's pool: a check costs two scalar multiplications by a 64-bit x, tens
+/// of microseconds, so a proving key's millions of points need every core.
+pub fn first_outside<C: SWCurveConfig>(points: &[Affine<C>]) -> Option<usize> {
+    points.par_iter().position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve())
+}
+
+pub fn first_outside_g1(points: &[G1Affine]) -> Option<usize> {
+    first_outside(points)
+}
+
+pub fn first_outside_g2(points: &[G2Affine]) -> Option<usize> {
+    first_outside(points)
+}
+
+#[cfg(test)]
+mod tests;
