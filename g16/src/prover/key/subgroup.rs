@@ -7,9 +7,7 @@
 //! component outside G1 has small order with probability 1/ℓ for the smallest prime ℓ of the
 //! cofactor, which for G1 is 3 — sound batching would need tens of rounds.
 
-use rayon::prelude::*;
-
-use g16_backend::BackendError;
+use g16_backend::{subgroup, BackendError};
 use crate::curve::{G1Affine, G2Affine};
 
 /// Finds the first point outside the prime-order subgroup. Every point given is on the curve
@@ -24,11 +22,11 @@ pub struct OnHost;
 
 impl SubgroupCheck for OnHost {
     fn first_outside_g1(&self, points: &[G1Affine]) -> Result<Option<usize>, BackendError> {
-        Ok(points.par_iter().position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve()))
+        Ok(subgroup::first_outside_g1(points))
     }
 
     fn first_outside_g2(&self, points: &[G2Affine]) -> Result<Option<usize>, BackendError> {
-        Ok(points.par_iter().position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve()))
+        Ok(subgroup::first_outside_g2(points))
     }
 }
 
@@ -37,10 +35,10 @@ pub struct OnBackend<'a, B: ?Sized>(pub &'a B);
 
 impl<B: g16_backend::Backend + ?Sized> SubgroupCheck for OnBackend<'_, B> {
     fn first_outside_g1(&self, points: &[G1Affine]) -> Result<Option<usize>, BackendError> {
-        OnHost.first_outside_g1(points)
+        self.0.first_outside_subgroup_g1(points)
     }
 
     fn first_outside_g2(&self, points: &[G2Affine]) -> Result<Option<usize>, BackendError> {
-        OnHost.first_outside_g2(points)
+        self.0.first_outside_subgroup_g2(points)
     }
 }
