@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
 use super::{compile_cached, nvrtc_version, programs, Arg, Kernel};
@@ -53,13 +53,25 @@ impl Kernels {
     /// Launches `kernel` on the compute stream with `grid × block` threads, once `args` have
     /// matched its parameters; a mismatch is [`CudaError::Arguments`] and launches nothing.
     pub(crate) fn launch(&self, kernel: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), CudaError> {
+        self.launch_on(self.dev.stream(), kernel, grid, block, args)
+    }
+
+    /// `launch` on `stream` (the background stream's work).
+    pub(crate) fn launch_on(
+        &self,
+        stream: &CudaStream,
+        kernel: Kernel,
+        grid: u32,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<(), CudaError> {
         let name = kernel.name();
         kernel.check(args).map_err(|mismatch| CudaError::Arguments { kernel: name, mismatch })?;
         let f = self
             .functions
             .get(&kernel)
             .ok_or_else(|| CudaError::Driver { context: format!("kernel {name}"), message: "not loaded".into() })?;
-        let mut builder = self.dev.stream().launch_builder(f);
+        let mut builder = stream.launch_builder(f);
         for a in args {
             match a {
                 Arg::U32(v) => builder.arg(v),
