@@ -56,7 +56,7 @@ impl Gpu {
         let staging = Arc::new(Staging::new(dev.clone(), timing.clone()));
         let below = || (dev.clone(), kernels.clone(), timing.clone(), staging.clone());
         let ntt = Ntt::new(dev.clone(), kernels.clone(), timing.clone());
-        let msm = Msm::new(below(), options.msm, options.ones_split);
+        let msm = Msm::new(below(), (options.msm, options.table_build), options.ones_split);
         let fixed_base = FixedBase::new(below());
         let sparse = Sparse::new(below());
         let subgroup = Subgroup::new(below());
@@ -87,6 +87,18 @@ impl CudaBackend {
     }
     pub fn ones_split(&self) -> bool {
         self.gpu.msm.ones_split()
+    }
+
+    /// Waits until the MSM's shifted bases queued so far are made, so that every MSM after
+    /// this takes them (benchmarks of the steady state; [`CudaOptions::table_build`] does it
+    /// at every upload). `synchronize` does not wait for them.
+    pub fn wait_for_tables(&self) -> BackendResult<()> {
+        Ok(self.gpu.msm.wait_for_tables()?)
+    }
+
+    /// Whether shifted bases are being made in the background.
+    pub fn tables_building(&self) -> bool {
+        self.gpu.msm.tables_building()
     }
 
     fn fr<'a>(&self, buf: &'a ScalarBuffer) -> BackendResult<&'a FrBuffer> {
@@ -232,6 +244,7 @@ impl Backend for CudaBackend {
         Ok(self.gpu.subgroup.first_outside(&subgroup::G2, points, current_span())?)
     }
 
+    /// The compute stream's work: shifted bases being made in the background are not waited for.
     fn synchronize(&self) -> BackendResult<()> {
         Ok(self.gpu.dev.synchronize()?)
     }

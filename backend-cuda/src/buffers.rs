@@ -3,14 +3,17 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ark_ec::short_weierstrass::SWCurveConfig;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice};
 use g16_backend::msm_plan::Layout;
 
 use crate::device::{lock, CudaDevice};
-use crate::error::CudaError;
+use crate::error::{during, CudaError};
 
 /// Fr scalars: 8 words each.
 pub(crate) struct FrBuffer {
@@ -28,21 +31,96 @@ impl FrBuffer {
 /// Affine bases of curve C (24 words a G1 point, 48 a G2 one), and for vectors the MSM gains
 /// from, their shifted multiples.
 pub(crate) struct Bases<C: SWCurveConfig> {
-    pub data: CudaSlice<u32>,
+    /// Freed by `drop`: on the background stream where a table's build may still read it.
+    pub data: ManuallyDrop<CudaSlice<u32>>,
     pub len: usize,
     pub table: Option<BaseTable>,
-    pub _curve: PhantomData<C>,
+    _curve: PhantomData<C>,
+}
+
+impl<C: SWCurveConfig> Bases<C> {
+    pub fn new(data: CudaSlice<u32>, len: usize, table: Option<BaseTable>) -> Bases<C> {
+        Bases { data: ManuallyDrop::new(data), len, table, _curve: PhantomData }
+    }
+}
+
+impl<C: SWCurveConfig> Drop for Bases<C> {
+    fn drop(&mut self) {
+        // SAFETY: `data` is taken once, here, and not touched again.
+        let data = unsafe { ManuallyDrop::take(&mut self.data) };
+        match self.table.take() {
+            Some(table) => table.free_with(data),
+            // Owned by the compute stream: freed after the kernels queued there so far.
+            None => drop(data),
+        }
+    }
 }
 
 pub(crate) type G1Buffer = Bases<ark_bls12_381::g1::Config>;
 pub(crate) type G2Buffer = Bases<ark_bls12_381::g2::Config>;
 
 /// Shifted bases for the MSM's shared layout: `data[w·len + i]` = 2^(c·w)·P_i, affine, for the
-/// layout's c and every window w.
+/// layout's c and every window w; made on the background stream (msm/table.rs), for MSMs to
+/// use once `built` has completed.
 pub(crate) struct BaseTable {
+    /// Allocated on the background stream, which owns it.
     pub data: CudaSlice<u32>,
     pub len: usize,
     pub layout: Layout,
+    /// Recorded on the background stream after the table's kernels.
+    built: CudaEvent,
+    /// Set once `built` has been seen complete, so later MSMs ask the driver nothing.
+    ready: AtomicBool,
+    dev: Arc<CudaDevice>,
+}
+
+impl BaseTable {
+    pub fn new(dev: Arc<CudaDevice>, data: CudaSlice<u32>, len: usize, layout: Layout, built: CudaEvent) -> BaseTable {
+        BaseTable { data, len, layout, built, ready: AtomicBool::new(false), dev }
+    }
+
+    /// Whether the table is made, without waiting: an MSM takes it only then, and the windowed
+    /// layout before. Its writes are complete and visible to any kernel launched after.
+    pub fn is_ready(&self) -> Result<bool, CudaError> {
+        if self.ready.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let done = self.built.try_is_complete().map_err(during("asking whether shifted bases are made"))?;
+        self.ready.store(done, Ordering::Release);
+        Ok(done)
+    }
+
+    /// Waits on the host until the table is made (benchmarks of the steady state).
+    pub fn wait(&self) -> Result<(), CudaError> {
+        self.built.synchronize().map_err(during("waiting for shifted bases"))?;
+        self.ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Frees the table and its `bases` with no wait: both on the background stream, after the
+    /// build (stream order) and after every kernel queued on the compute stream so far (an
+    /// event it waits for), whichever of them reads them last. Ordered frees rather than a
+    /// wait for the build: dropping a key mid-build then stalls neither the host nor the
+    /// compute stream. Where the ordering cannot be queued, the host waits for both streams.
+    fn free_with(self, bases: CudaSlice<u32>) {
+        let dev = &*self.dev;
+        let background = dev.background_stream();
+        let ordered = dev
+            .stream()
+            .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .and_then(|after| background.wait(&after));
+        if ordered.is_err() {
+            let _ = dev.synchronize();
+            let _ = dev.synchronize_background();
+            return; // both freed as they drop, with nothing left to read them
+        }
+        let words = bases.len();
+        let ptr = bases.leak();
+        // SAFETY: `ptr` is the live allocation of `words` words just leaked, owned by nothing
+        // else; dropping the new handle frees it on the background stream.
+        drop(unsafe { background.upgrade_device_ptr::<u32>(ptr, words) });
+        // `self.data` is the background stream's: freed there, after the same wait.
+    }
 }
 
 /// Device buffers by name, kept between operations and grown on demand, so an MSM allocates

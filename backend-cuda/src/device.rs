@@ -1,4 +1,5 @@
-//! The device: one CUDA context with a compute stream and a copy stream, allocation under a
+//! The device: one CUDA context with a compute stream, a copy stream and a background stream,
+//! allocation under a
 //! memory headroom, copies on the device, and the operation lock. It holds the device's own
 //! state only: the kernels (compile), the spans (timing) and the caches of the layers above
 //! (staging slots, NTT tables, the MSM's workspace) belong to those layers.
@@ -6,7 +7,9 @@
 //! Kernels and downloads go onto the compute stream, in order; the host waits only where a
 //! result must come back. Operations that use a layer's scratch take the operation lock, so
 //! no two of them share it. Uploads copy on the copy stream (`staging.rs`), so one worker's
-//! staging runs beside another's kernels.
+//! staging runs beside another's kernels. Work no operation waits for (the MSM's shifted
+//! bases) goes on the background stream, of the lowest priority: the compute stream's blocks
+//! are scheduled first whenever both have work.
 
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
@@ -52,6 +55,8 @@ pub(crate) struct CudaDevice {
     stream: Arc<CudaStream>,
     /// Where uploads' copies go: beside `stream`, not behind the kernels already queued on it.
     copy_stream: Arc<CudaStream>,
+    /// Where work goes that no operation waits for (shifted bases), at the lowest priority.
+    background_stream: Arc<CudaStream>,
     info: DeviceInfo,
     op: Mutex<()>,
 }
@@ -99,11 +104,17 @@ impl CudaDevice {
         // The backend orders its work itself (streams, events, the operation lock), so cudarc's
         // per-buffer event tracking would only add work.
         // SAFETY: every buffer is used on the compute stream, or on the copy stream with the
-        // compute stream made to wait for its copies (staging.rs), so stream order and those
-        // waits are the only ordering needed.
+        // compute stream made to wait for its copies (staging.rs), or on the background stream
+        // made to wait for its inputs and read on the compute stream only once its event has
+        // completed (msm/table.rs), so stream order and those waits are the only ordering needed.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream().map_err(during("creating a stream"))?;
+        // Lower numbers are higher priorities; a plain stream has the lowest, so the compute
+        // stream takes the highest for the background stream's work to yield to it.
+        let (lowest, highest) = cu::stream::get_priority_range().map_err(during("reading stream priorities"))?;
+        let stream = ctx.new_stream_with_priority(highest).map_err(during("creating a stream"))?;
         let copy_stream = ctx.new_stream().map_err(during("creating the copy stream"))?;
+        let background_stream =
+            ctx.new_stream_with_priority(lowest).map_err(during("creating the background stream"))?;
         let (major, minor) = ctx.compute_capability().map_err(during("reading the compute capability"))?;
         let arch = format!("sm_{major}{minor}");
         let mut driver = 0;
@@ -119,7 +130,7 @@ impl CudaDevice {
             driver_version: format!("CUDA {}.{}", driver / 1000, (driver % 1000) / 10),
         };
         no_cross_stream_pool_waits(&ctx)?;
-        Ok(CudaDevice { ctx, stream, copy_stream, info, op: Mutex::new(()) })
+        Ok(CudaDevice { ctx, stream, copy_stream, background_stream, info, op: Mutex::new(()) })
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -138,6 +149,11 @@ impl CudaDevice {
     /// The stream uploads copy on.
     pub fn copy_stream(&self) -> &CudaStream {
         &self.copy_stream
+    }
+
+    /// The stream of work no operation waits for, at the lowest priority.
+    pub fn background_stream(&self) -> &Arc<CudaStream> {
+        &self.background_stream
     }
 
     /// Serialises the operations that use a layer's scratch (see the module docs).
@@ -159,10 +175,16 @@ impl CudaDevice {
     /// Allocates `words` 32-bit words, refusing (as `OutOfMemory`) what the free memory less a
     /// headroom cannot hold, rather than letting the driver fail mid-operation.
     pub fn alloc(&self, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
+        self.alloc_on(&self.stream, what, words)
+    }
+
+    /// `alloc` in `stream`'s order, owned by it: dropped, it is freed after the work queued
+    /// there so far.
+    pub fn alloc_on(&self, stream: &Arc<CudaStream>, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
         let bytes = self.check_room(what, words)?;
         // SAFETY: the memory is written (by a copy, a memset or a kernel) before it is read;
         // every caller fills what it allocates.
-        unsafe { self.stream.alloc::<u32>(words.max(1)) }.map_err(out_of_memory(what, bytes))
+        unsafe { stream.alloc::<u32>(words.max(1)) }.map_err(out_of_memory(what, bytes))
     }
 
     /// `alloc` for an upload: allocated in the copy stream's order (so its copies need not wait
@@ -233,10 +255,24 @@ impl CudaDevice {
 
     /// Whether every operation queued on the compute stream has finished.
     pub fn stream_idle(&self) -> bool {
-        // SAFETY: the stream is alive (owned by self); cuStreamQuery only reads its state.
-        let status = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
-        status == sys::CUresult::CUDA_SUCCESS
+        idle(&self.stream)
     }
+
+    /// Whether every piece of work queued on the background stream has finished.
+    pub fn background_idle(&self) -> bool {
+        idle(&self.background_stream)
+    }
+
+    /// Waits on the host for the background stream's work queued so far.
+    pub fn synchronize_background(&self) -> Result<(), CudaError> {
+        self.background_stream.synchronize().map_err(during("waiting for background work"))
+    }
+}
+
+fn idle(stream: &CudaStream) -> bool {
+    // SAFETY: the stream is alive (its owner holds it); cuStreamQuery only reads its state.
+    let status = unsafe { sys::cuStreamQuery(stream.cu_stream()) };
+    status == sys::CUresult::CUDA_SUCCESS
 }
 
 /// A driver error of an allocation of `bytes`, as `OutOfMemory` with the size asked for where

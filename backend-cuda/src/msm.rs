@@ -3,12 +3,11 @@
 //!
 //! The window and layout come from `g16_backend`'s [`Planner`]: the windowed layout's width from
 //! the scalars' count (at most 16 bits), and for base vectors of 2^18 to 2^23 points shifted
-//! bases (`kernels/msm/table.cu`) made at upload, whose shared layout an MSM takes where it
-//! counts less work. An MSM runs four phases on the compute stream, each a device span under
+//! bases (`kernels/msm/table.cu`, queued at upload on the background stream: table.rs), whose
+//! shared layout an MSM takes where it counts less work once they are made. An MSM runs four phases on the compute stream, each a device span under
 //! the MSM's own: digits, sort, accumulate, reduce; the host waits only for the sets' sums,
 //! which it combines.
 
-use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,14 +15,16 @@ use std::sync::Arc;
 use ark_bls12_381::{g1, g2, Fr};
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ff::{AdditiveGroup, Zero};
+use cudarc::driver::sys::CUevent_flags;
 use g16_backend::limbs::{self, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
 use g16_backend::timeline::SpanId;
 
-use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
-use crate::compile::{self, Arg, Kernel, Kernels};
+use crate::buffers::{Bases, FrBuffer, Workspace};
+use crate::compile::{self, Kernels};
 use crate::device::CudaDevice;
-use crate::error::CudaError;
+use crate::error::{during, CudaError};
+use crate::options::TableBuild;
 use crate::staging::Staging;
 use crate::timing::Timing;
 use phases::Phases;
@@ -40,8 +41,6 @@ const PER_BUCKET: u64 = 3;
 const BIG_PIECE: usize = 4096;
 /// Blocks of the ones' batch addition.
 const ONES_BLOCKS: u32 = 512;
-/// Points per launch of the shifted-bases kernel (its scratch holds W−1 multiples of each).
-const SHIFT_CHUNK: usize = 1 << 18;
 
 /// The scalars of an MSM: host values, or a range of a device buffer (inside it: checked by the
 /// caller).
@@ -144,6 +143,7 @@ pub(crate) struct Msm {
     timing: Arc<Timing>,
     staging: Arc<Staging>,
     planner: Planner,
+    table_build: TableBuild,
     workspace: Workspace,
     ones_split: AtomicBool,
 }
@@ -151,7 +151,7 @@ pub(crate) struct Msm {
 impl Msm {
     pub fn new(
         (dev, kernels, timing, staging): (Arc<CudaDevice>, Arc<Kernels>, Arc<Timing>, Arc<Staging>),
-        tuning: MsmTuning,
+        (tuning, table_build): (MsmTuning, TableBuild),
         ones_split: bool,
     ) -> Msm {
         Msm {
@@ -160,6 +160,7 @@ impl Msm {
             timing,
             staging,
             planner: planner(tuning),
+            table_build,
             workspace: Workspace::new(),
             ones_split: AtomicBool::new(ones_split),
         }
@@ -173,14 +174,29 @@ impl Msm {
         self.ones_split.load(Ordering::Relaxed)
     }
 
-    /// Uploads bases, and makes their shifted multiples where the MSM gains from them.
+    /// Uploads bases, and queues their shifted multiples where the MSM gains from them.
     pub fn upload<C: SWCurveConfig>(&self, curve: &Curve<C>, host: &[Affine<C>]) -> Result<Bases<C>, CudaError> {
         let dev = &*self.dev;
         let _op = dev.op();
         let data =
             self.staging.upload_items(curve.bases, host, curve.affine_words, curve.to_words, ("upload_bases", None))?;
-        let table = self.shifted_bases(curve, dev.ptr(&data), host.len())?;
-        Ok(Bases { data, len: host.len(), table, _curve: PhantomData })
+        // After this upload's copies (and perhaps another's, queued meanwhile: only later).
+        let uploaded = dev
+            .copy_stream()
+            .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(during("recording the end of an upload"))?;
+        let table = self.shifted_bases(curve, (dev.ptr(&data), host.len()), &uploaded)?;
+        Ok(Bases::new(data, host.len(), table))
+    }
+
+    /// Waits on the host for every table queued so far to be made.
+    pub fn wait_for_tables(&self) -> Result<(), CudaError> {
+        self.dev.synchronize_background()
+    }
+
+    /// Whether a table is being made (queued on the background stream and not done).
+    pub fn tables_building(&self) -> bool {
+        !self.dev.background_idle()
     }
 
     /// `Σ scalars[i]·bases[i]` (at least as many bases as scalars: checked by the caller).
@@ -206,7 +222,11 @@ impl Msm {
         };
         let windowed = MsmPlan::new(n, self.planner.windowed(n), 0);
         let cost = |p: &MsmPlan| p.layout.cost(n, self.planner.table_per_bucket);
-        let (plan, points) = match bases.table.as_ref().map(|t| (MsmPlan::new(n, t.layout, t.len as u32), t)) {
+        let table = match &bases.table {
+            Some(t) if t.is_ready()? => Some((MsmPlan::new(n, t.layout, t.len as u32), t)),
+            _ => None,
+        };
+        let (plan, points) = match table {
             Some((shared, t)) if cost(&shared) < cost(&windowed) => (shared, dev.ptr(&t.data)),
             _ => (windowed, dev.ptr(&bases.data)),
         };
@@ -221,9 +241,11 @@ impl Msm {
         let words = {
             let _op = dev.op();
             self.timing.span(curve.span, parent, || match phases.run(scalars_ptr) {
-                // The workspace of earlier MSMs may hold what this one needs: free it, once.
+                // The workspace of earlier MSMs, or the scratch of tables being made, may hold
+                // what this one needs: free the one and wait for the other, once.
                 Err(CudaError::OutOfMemory { .. }) => {
                     self.workspace.clear(dev)?;
+                    dev.synchronize_background()?;
                     phases.run(scalars_ptr)
                 }
                 other => other,
@@ -231,68 +253,6 @@ impl Msm {
         };
         let sums: Vec<Projective<C>> = words.chunks(curve.xyzz_words).map(curve.from_xyzz).collect();
         combine(&plan, &sums)
-    }
-
-    /// The shifted bases of `len` points at `bases` (see `kernels/msm/table.cu`), when the
-    /// planner gives the vector a table and device memory holds it with room to spare; None
-    /// otherwise. The caller holds the operation lock.
-    fn shifted_bases<C: SWCurveConfig>(
-        &self,
-        curve: &Curve<C>,
-        bases: u64,
-        len: usize,
-    ) -> Result<Option<BaseTable>, CudaError> {
-        let dev = &*self.dev;
-        let Some(layout) = self.planner.table(len) else { return Ok(None) };
-        let (c, windows) = (layout.c, layout.windows);
-        let chunk = len.min(SHIFT_CHUNK);
-        let table_words = windows as usize * len * curve.affine_words;
-        let scratch_words = (windows as usize - 1) * chunk * (curve.xyzz_words + curve.field_words);
-        // Half of the free memory at most: the MSMs and the prover's vectors need the rest.
-        let bytes = ((table_words + scratch_words) * 4) as u64;
-        if bytes > dev.available_bytes()? / 2 {
-            return Ok(None);
-        }
-        // The tables are an optimisation: memory that runs short skips them, never the upload.
-        let alloc = |what, words| match dev.alloc(what, words) {
-            Ok(buf) => Ok(Some(buf)),
-            Err(CudaError::OutOfMemory { .. }) => Ok(None),
-            Err(e) => Err(e),
-        };
-        let Some(data) = alloc("MSM shifted bases", table_words)? else { return Ok(None) };
-        let Some(multiples) = alloc("MSM shifted-bases scratch", (windows as usize - 1) * chunk * curve.xyzz_words)?
-        else {
-            return Ok(None);
-        };
-        let Some(products) = alloc("MSM shifted-bases products", (windows as usize - 1) * chunk * curve.field_words)?
-        else {
-            return Ok(None);
-        };
-        let (table_p, multiples_p, products_p) = (dev.ptr(&data), dev.ptr(&multiples), dev.ptr(&products));
-        self.timing.span(&format!("{}.shift_bases", curve.span), None, || {
-            for first in (0..len).step_by(chunk) {
-                let count = chunk.min(len - first) as u32;
-                self.kernels.launch(
-                    Kernel::ShiftBases(curve.kernels),
-                    count.div_ceil(128),
-                    128,
-                    &[
-                        Arg::Ptr(bases),
-                        Arg::U32(len as u32),
-                        Arg::U32(c),
-                        Arg::U32(windows),
-                        Arg::U32(first as u32),
-                        Arg::U32(count),
-                        Arg::Ptr(multiples_p),
-                        Arg::Ptr(products_p),
-                        Arg::Ptr(table_p),
-                    ],
-                )?;
-            }
-            Ok(())
-        })?;
-        // The scratch is freed on return, ordered after the kernels on the stream.
-        Ok(Some(BaseTable { data, len, layout }))
     }
 }
 
@@ -319,5 +279,6 @@ fn combine<C: SWCurveConfig>(plan: &MsmPlan, sums: &[Projective<C>]) -> Result<P
 }
 
 mod phases;
+mod table;
 #[cfg(test)]
 mod tests;

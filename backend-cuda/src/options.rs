@@ -18,10 +18,28 @@ pub struct CudaOptions {
     pub ones_split: bool,
     /// Overrides of the MSM's window and shifted-bases planning.
     pub msm: MsmTuning,
+    /// When the shifted bases of an uploaded vector are made.
+    pub table_build: TableBuild,
+}
+
+/// When the MSM's shifted bases (docs/perf/cuda.md: shifted bases) are made for a vector that
+/// the planner gives them: they cost seconds at 2^22 and save milliseconds an MSM, so by
+/// default no caller waits for them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TableBuild {
+    /// On a stream of low priority once the upload is queued; MSMs take the windowed layout
+    /// until the table is done. A key's first proof need not wait for its tables.
+    #[default]
+    Background,
+    /// Before the upload returns, so every MSM after it has the table: for benchmarks of the
+    /// steady state.
+    Blocking,
+    /// Never: the windowed layout only.
+    Off,
 }
 
 impl Default for CudaOptions {
     fn default() -> Self {
-        CudaOptions { ordinal: 0, cache_dir: None, ones_split: true, msm: MsmTuning::default() }
+        CudaOptions { ordinal: 0, cache_dir: None, ones_split: true, msm: MsmTuning::default(), table_build: TableBuild::Background }
     }
 }

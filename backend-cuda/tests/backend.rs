@@ -2,7 +2,7 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions};
+use g16_cuda::{CudaBackend, CudaOptions, TableBuild};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -127,15 +127,100 @@ fn msm_phases_are_timed_inside_their_host_span() {
 
 /// The MSM checks of the shared suite with shifted bases for vectors from 2^8 points, so that
 /// every scalar edge case and sub-ranges of the scalars run through the shared bucket layout at
-/// CI sizes too (with the defaults only vectors of 2^18 points and more get them).
+/// CI sizes too (with the defaults only vectors of 2^18 points and more get them); made before
+/// each upload returns, so every MSM has them.
 #[test]
 fn msms_through_shifted_bases_agree_with_arkworks() {
     let tables = MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() };
-    let opened = CudaBackend::open(&CudaOptions { msm: tables, ..options() });
+    let opened = CudaBackend::open(&CudaOptions { msm: tables, table_build: TableBuild::Blocking, ..options() });
     let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", opened) else { return };
     conformance::msm_g1_matches_arkworks(&b, &sizes());
     conformance::msm_g2_matches_arkworks(&b, &sizes());
     conformance::msm_ranges_and_errors(&b);
+}
+
+/// Tables from 2^8 points, made as `build` says.
+fn with_small_tables(build: TableBuild) -> Option<CudaBackend> {
+    let msm = MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() };
+    open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&CudaOptions { msm, table_build: build, ..options() }))
+}
+
+/// Keeps the background stream busy for a few hundred milliseconds: tables of twelve vectors
+/// of 2^18 G1 points (each made in about 50 ms on an H200), queued behind one another.
+fn busy_background(b: &CudaBackend, rng: &mut rand_chacha::ChaCha20Rng) -> Vec<g16_backend::G1Bases> {
+    let points = random_points::<G1Projective, _>(1 << 18, rng);
+    (0..12).map(|_| b.upload_g1_bases(&points).unwrap()).collect()
+}
+
+/// An MSM's sum is the same before its bases' table is made (the windowed layout), after (the
+/// shared one) and with tables off, on G1 and G2; `synchronize` does not wait for the tables,
+/// and their builds are device spans.
+#[test]
+fn msms_agree_before_and_after_their_tables_are_made_and_without_them() {
+    let Some(b) = with_small_tables(TableBuild::Background) else { return };
+    let Some(off) = with_small_tables(TableBuild::Off) else { return };
+    let mut rng = test_rng("msms_agree_before_and_after_their_tables_are_made_and_without_them");
+    let n = 1 << 12;
+    let (g1, g2) = (random_points::<G1Projective, _>(n, &mut rng), random_points::<G2Projective, _>(n, &mut rng));
+    let scalars = random_scalars(n, &mut rng);
+    let want1 = G1Projective::msm(&g1, &scalars).unwrap();
+    let want2 = G2Projective::msm(&g2, &scalars).unwrap();
+    let on_device = b.upload_scalars(&scalars).unwrap();
+    let busy = busy_background(&b, &mut rng);
+    let (bases1, bases2) = (b.upload_g1_bases(&g1).unwrap(), b.upload_g2_bases(&g2).unwrap());
+    b.synchronize().unwrap();
+    assert!(b.tables_building(), "synchronize waited for the tables");
+    let before = (
+        b.msm_g1(&bases1, Scalars::Device(&on_device, 0..n)).unwrap(),
+        b.msm_g2(&bases2, Scalars::Host(&scalars)).unwrap(),
+    );
+    // Still building after both MSMs: each began before its table was made.
+    assert!(b.tables_building(), "the tables were made before the MSMs: nothing tested before them");
+    assert_eq!(before, (want1, want2), "before the tables are made");
+    b.wait_for_tables().unwrap();
+    assert!(!b.tables_building());
+    let after = (
+        b.msm_g1(&bases1, Scalars::Device(&on_device, 0..n)).unwrap(),
+        b.msm_g2(&bases2, Scalars::Host(&scalars)).unwrap(),
+    );
+    assert_eq!(after, (want1, want2), "after the tables are made");
+    let spans = b.drain_device_spans();
+    for name in ["msm_g1.shift_bases", "msm_g2.shift_bases"] {
+        let s = spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name} span in {spans:?}"));
+        assert!(s.end_ns > s.start_ns, "{s:?}");
+    }
+    assert_eq!(spans.iter().filter(|s| s.name == "msm_g1.shift_bases").count(), busy.len() + 1);
+    let (off1, off2) = (off.upload_g1_bases(&g1).unwrap(), off.upload_g2_bases(&g2).unwrap());
+    assert!(!off.tables_building());
+    let without = (off.msm_g1(&off1, Scalars::Host(&scalars)).unwrap(), off.msm_g2(&off2, Scalars::Host(&scalars)).unwrap());
+    assert_eq!(without, (want1, want2), "without tables");
+    assert!(!off.drain_device_spans().iter().any(|s| s.name.ends_with("shift_bases")));
+}
+
+/// Bases dropped while their table is being made are freed behind the build: the device stays
+/// healthy and later MSMs, with and without tables, are exact.
+#[test]
+fn bases_dropped_while_their_table_is_made_free_safely() {
+    let Some(b) = with_small_tables(TableBuild::Background) else { return };
+    let mut rng = test_rng("bases_dropped_while_their_table_is_made_free_safely");
+    drop(busy_background(&b, &mut rng));
+    let n = 1 << 12;
+    let points = random_points::<G1Projective, _>(n, &mut rng);
+    let scalars = random_scalars(n, &mut rng);
+    let want = G1Projective::msm(&points, &scalars).unwrap();
+    let dropped = b.upload_g1_bases(&points).unwrap();
+    let kept = b.upload_g1_bases(&points).unwrap();
+    assert!(b.tables_building(), "the tables were made before the drop: nothing tested");
+    drop(dropped);
+    assert_eq!(b.msm_g1(&kept, Scalars::Host(&scalars)).unwrap(), want, "before its table");
+    b.wait_for_tables().unwrap();
+    b.synchronize().unwrap();
+    assert_eq!(b.msm_g1(&kept, Scalars::Host(&scalars)).unwrap(), want, "after its table");
+    // Fresh memory after the frees: another vector, and its table, in the same places.
+    let again = b.upload_g1_bases(&points).unwrap();
+    drop(kept);
+    b.wait_for_tables().unwrap();
+    assert_eq!(b.msm_g1(&again, Scalars::Host(&scalars)).unwrap(), want, "after the frees");
 }
 
 /// A compiled circuit's products and check at a size the shared suite leaves out (2^20 rows

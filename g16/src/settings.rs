@@ -39,6 +39,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_TABLE_WINDOW",
     "G16_CUDA_MSM_PRECOMPUTE",
     "G16_CUDA_MSM_PRECOMPUTE_MAX",
+    "G16_CUDA_MSM_TABLE_BUILD",
     "G16_WGPU_ARITH",
     "G16_NO_PIPELINE_CACHE",
     "G16_WGPU_MSM_WINDOW",
@@ -156,6 +157,16 @@ impl Settings {
                     "G16_CUDA_MSM_PRECOMPUTE",
                     "G16_CUDA_MSM_PRECOMPUTE_MAX",
                 ])?,
+                table_build: vars
+                    .parse("G16_CUDA_MSM_TABLE_BUILD", "background, blocking or off", |v| {
+                        match v.to_ascii_lowercase().as_str() {
+                            "background" => Some(g16_cuda::TableBuild::Background),
+                            "blocking" => Some(g16_cuda::TableBuild::Blocking),
+                            "off" => Some(g16_cuda::TableBuild::Off),
+                            _ => None,
+                        }
+                    })?
+                    .unwrap_or_default(),
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {
@@ -180,6 +191,19 @@ impl Settings {
             },
             cache_dir,
         })
+    }
+
+    /// These settings for benchmarks of the steady state: CUDA's shifted bases made before an
+    /// upload returns (where they would be made in the background), so the first MSM after it
+    /// has them as every later one does.
+    pub fn steady_state(&self) -> Settings {
+        #[allow(unused_mut)] // reason: only the CUDA build has a setting to change
+        let mut steady = self.clone();
+        #[cfg(feature = "cuda")]
+        if steady.cuda.table_build == g16_cuda::TableBuild::Background {
+            steady.cuda.table_build = g16_cuda::TableBuild::Blocking;
+        }
+        steady
     }
 
     /// The key store in the cache directory (or `./.g16-cache` where there is none).
@@ -234,6 +258,7 @@ mod tests {
             ("G16_CUDA_ONES_SPLIT", "0"),
             ("G16_CUDA_MSM_WINDOW", "13"),
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
+            ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
             ("G16_WGPU_MSM_PRECOMPUTE", "10"),
@@ -243,6 +268,7 @@ mod tests {
         assert_eq!(s.cuda.cache_dir, Some(PathBuf::from("/c/cuda")));
         assert!(!s.cuda.ones_split);
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
+        assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
         assert_eq!(s.wgpu.msm, MsmTuning { window: None, table_window: Some(17), tables: Some((10, 20)) });

@@ -4,41 +4,67 @@
 // (fewer windows, fewer additions) while the bucket reduction stays small, at W times the
 // bases' memory (docs/perf/cuda.md: shifted bases).
 
+// A point in Jacobian coordinates (X, Y, Z) for (X/Z², Y/Z³): doubling costs 2M + 5S here
+// against XYZZ's 6M + 3S, and the table's chain is doublings only.
+template <class F>
+struct Jacobian {
+  F x, y, z;
+
+  // dbl-2009-l (a = 0), for a point that is not the identity: no point of the prime-order
+  // subgroups has order 2, so a chain of doublings never reaches it.
+  NOINLINE void dbl() {
+    const F a = x.sqr();
+    const F b = y.sqr();
+    const F c = b.sqr();
+    F d = (x + b).sqr() - a - c;
+    d = d.dbl();
+    const F e = a.dbl() + a;
+    const F f = e.sqr();
+    const F x3 = f - d.dbl();
+    const F c8 = c.dbl().dbl().dbl();
+    z = (y * z).dbl();
+    y = e * (d - x3) - c8;
+    x = x3;
+  }
+};
+
 // The shifted bases of the shared layout, for the points [first, first + count):
 // table[w·len + i] = 2^(c·w)·P_i (affine; window 0 is P_i itself). Thread t doubles its point
-// c times per window in XYZZ, keeping each multiple and the running product of their ZZZ in
-// `scratch`, then inverts the product once and walks back (Montgomery's batch inversion):
-// x = X·(ZZ/ZZZ)², y = Y/ZZZ. The identity stays the identity (x = y = 0).
+// c times per window in Jacobian coordinates, keeping each multiple and the running product of
+// their Z in `scratch`, then inverts the product once and walks back (Montgomery's batch
+// inversion): x = X/Z², y = Y/Z³. The identity stays the identity (x = y = 0) in every window.
 template <class F>
 DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32 windows, u32 first, u32 count,
-                        Xyzz<F>* multiples, F* products, Affine<F>* table) {
+                        Jacobian<F>* multiples, F* products, Affine<F>* table) {
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= count) return;
   const u32 i = first + t;
   const Affine<F> p = bases[i];
   table[i] = p;
-  Xyzz<F> acc = Xyzz<F>::from_affine(p);
+  if (p.is_identity()) {
+    for (u32 w = 1; w < windows; w++) table[(size_t)w * len + i] = p;
+    return;
+  }
+  Jacobian<F> acc;
+  acc.x = p.x;
+  acc.y = p.y;
+  acc.z = F::one();
   F product = F::one();
   for (u32 w = 1; w < windows; w++) {
     for (u32 k = 0; k < c; k++) acc.dbl();
     multiples[(size_t)(w - 1) * count + t] = acc;
-    if (!acc.is_identity()) product = product * acc.zzz;
+    product = product * acc.z;
     products[(size_t)(w - 1) * count + t] = product;
   }
-  F inv = product.inverse();  // 1 / Π ZZZ_w over the non-identity multiples
+  F inv = product.inverse();  // 1 / Π Z_w
   for (u32 w = windows - 1; w >= 1; w--) {
-    const Xyzz<F> m = multiples[(size_t)(w - 1) * count + t];
+    const Jacobian<F> m = multiples[(size_t)(w - 1) * count + t];
+    const F z_inv = w > 1 ? inv * products[(size_t)(w - 2) * count + t] : inv;
+    inv = inv * m.z;
+    const F z_inv2 = z_inv.sqr();
     Affine<F> a;
-    if (m.is_identity()) {
-      a.x = F::zero();
-      a.y = F::zero();
-    } else {
-      const F zzz_inv = w > 1 ? inv * products[(size_t)(w - 2) * count + t] : inv;
-      inv = inv * m.zzz;
-      const F z_inv = m.zz * zzz_inv;
-      a.x = m.x * z_inv.sqr();
-      a.y = m.y * zzz_inv;
-    }
+    a.x = m.x * z_inv2;
+    a.y = m.y * (z_inv2 * z_inv);
     table[(size_t)w * len + i] = a;
   }
 }
@@ -46,7 +72,7 @@ DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32
 #define MSM_TABLE_KERNELS(P, F)                                                                 \
   extern "C" __global__ void __launch_bounds__(128)                                             \
       P##_shift_bases(const Affine<F>* bases, u32 len, u32 c, u32 windows, u32 first, u32 count, \
-                      Xyzz<F>* multiples, F* products, Affine<F>* table) {                      \
+                      Jacobian<F>* multiples, F* products, Affine<F>* table) {                  \
     shift_bases<F>(bases, len, c, windows, first, count, multiples, products, table);           \
   }
 

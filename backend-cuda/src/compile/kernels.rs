@@ -20,6 +20,9 @@ pub enum Elem {
     G2Affine,
     G1Xyzz,
     G2Xyzz,
+    /// Jacobian points (X, Y, Z) of kernels/msm/table.cu.
+    G1Jacobian,
+    G2Jacobian,
     /// `BigBucket` of kernels/msm/bucket.cu: a bucket's key, first entry and count.
     BigBucket,
 }
@@ -107,6 +110,13 @@ impl Curve {
         match self {
             Curve::G1 => Elem::G1Xyzz,
             Curve::G2 => Elem::G2Xyzz,
+        }
+    }
+
+    fn jacobian(self) -> Elem {
+        match self {
+            Curve::G1 => Elem::G1Jacobian,
+            Curve::G2 => Elem::G2Jacobian,
         }
     }
 
@@ -343,7 +353,7 @@ impl Kernel {
                 u32("windows"),
                 u32("first"),
                 u32("count"),
-                write("multiples", c.xyzz()),
+                write("multiples", c.jacobian()),
                 write("products", c.field()),
                 write("table", c.affine()),
             ],

@@ -93,6 +93,8 @@ fn elem(c_type: &str) -> Elem {
         "Affine<Fq2>" => Elem::G2Affine,
         "Xyzz<Fq>" => Elem::G1Xyzz,
         "Xyzz<Fq2>" => Elem::G2Xyzz,
+        "Jacobian<Fq>" => Elem::G1Jacobian,
+        "Jacobian<Fq2>" => Elem::G2Jacobian,
         "BigBucket" => Elem::BigBucket,
         other => panic!("a kernel parameter of unknown type {other}"),
     }
