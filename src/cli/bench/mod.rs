@@ -220,7 +220,7 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
             for (backend, info) in &backends {
                 bar.set_message(format!("{} {} 2^{size}", info.kind, op_name(op)));
                 if op == Op::FirstProof {
-                    results.extend(first_proof::measure(backend, info, size, &args, &store)?);
+                    results.extend(first_proof::measure(settings, info, size, &args, &store)?);
                     bar.inc(1);
                     continue;
                 }
@@ -442,7 +442,7 @@ fn measure(
         Op::ProveArkworks | Op::SynthFull | Op::SynthWitness | Op::Witness => {
             return Err(CliError::Usage(format!("{} runs on the host alone", op_name(op))))
         }
-        Op::FirstProof => return first_proof::measure(backend, info, size, args, store),
+        Op::FirstProof => return Err(CliError::Usage("first-proof opens backends of its own".into())),
         Op::Spmv => {
             let compiled = circuit_for(store, args, size)?;
             let (a, _, _) = compiled.matrices();
