@@ -138,6 +138,114 @@ pub fn gadget_circuit_matches_arkworks<B: Backend + ?Sized>(b: &B) {
     }
 }
 
+/// Every held bad-key case is refused and named when the subgroup checks run on the backend
+/// (`PointChecks::FullOn`): points off the curve and outside the subgroup in G1 and G2, one of
+/// them in the middle of a query long enough to go to the device; α, β, γ, δ the identity; a
+/// public input's point the identity; a key whose every point is the identity; a truncated
+/// encoding and a length that lies. The same key file, unchanged, loads through the
+/// checked-files record on the backend, then again trusted by its digest.
+pub fn bad_keys_are_refused_and_named<B: Backend + ?Sized>(b: &B) {
+    use crate::curve::{G1Affine, G2Affine, ProvingKey};
+    use crate::prover::{KeyError, OnBackend, PointChecks, PointProblem};
+    use ark_ec::AffineRepr;
+    use ark_ff::Field;
+    use ark_serialize::CanonicalSerialize;
+    use g16_backend::sample::random_outside_subgroup;
+
+    let mut rng = test_rng("bad_keys_are_refused_and_named");
+    // 2^13: every query but the verifying key's holds more points than the host keeps for itself.
+    let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, 13, 1).expect("circuit");
+    let key = crate::prover::setup::generate(circuit, &mut rng, b, &Timeline::disabled()).expect("setup");
+    let checker = OnBackend(b);
+    let encode = |pk: &ProvingKey| {
+        let mut bytes = Vec::new();
+        pk.serialize_uncompressed(&mut bytes).expect("encode");
+        bytes
+    };
+    let check = |pk: &ProvingKey| CheckedKey::read_with(&encode(pk), PointChecks::FullOn(&checker));
+    let expect = |what: &str, pk: ProvingKey, query: &str, index: usize, problem: PointProblem| match check(&pk) {
+        Err(KeyError::InvalidPoint { query: q, index: i, problem: p }) if (q, i, p) == (query, index, problem) => {}
+        other => panic!("{what}: expected {query}[{index}] {problem}, got {:?}", other.map(|_| "a checked key")),
+    };
+    let pk = key.proving_key().clone();
+    assert!(check(&pk).is_ok(), "the key as made is accepted");
+    let mid = pk.a_query.len() / 2;
+
+    let mut bad = pk.clone();
+    bad.a_query[mid] = random_outside_subgroup(&mut rng);
+    expect("G1 outside the subgroup", bad, "a_query", mid, PointProblem::NotInSubgroup);
+    let mut bad = pk.clone();
+    bad.b_g2_query[mid] = random_outside_subgroup(&mut rng);
+    expect("G2 outside the subgroup", bad, "b_g2_query", mid, PointProblem::NotInSubgroup);
+    let mut bad = pk.clone();
+    let last = bad.l_query.len() - 1;
+    let p = bad.l_query[last];
+    bad.l_query[last] = G1Affine::new_unchecked(p.x, p.y + ark_bls12_381::Fq::ONE);
+    expect("G1 off the curve", bad, "l_query", last, PointProblem::NotOnCurve);
+    let mut bad = pk.clone();
+    let q = bad.b_g2_query[1];
+    bad.b_g2_query[1] = G2Affine::new_unchecked(q.x, q.y + ark_bls12_381::Fq2::ONE);
+    expect("G2 off the curve", bad, "b_g2_query", 1, PointProblem::NotOnCurve);
+    let mut bad = pk.clone();
+    let last = bad.h_query.len() - 1;
+    bad.h_query[last] = random_outside_subgroup(&mut rng);
+    expect("the last h point", bad, "h_query", last, PointProblem::NotInSubgroup);
+
+    type Zeroed = fn(&mut ProvingKey);
+    let trapdoor: [(&str, Zeroed); 6] = [
+        ("alpha_g1", |k| k.vk.alpha_g1 = G1Affine::zero()),
+        ("beta_g1", |k| k.beta_g1 = G1Affine::zero()),
+        ("delta_g1", |k| k.delta_g1 = G1Affine::zero()),
+        ("beta_g2", |k| k.vk.beta_g2 = G2Affine::zero()),
+        ("gamma_g2", |k| k.vk.gamma_g2 = G2Affine::zero()),
+        ("delta_g2", |k| k.vk.delta_g2 = G2Affine::zero()),
+    ];
+    for (query, zero) in trapdoor {
+        let mut bad = pk.clone();
+        zero(&mut bad);
+        expect("an identity in the trapdoor", bad, query, 0, PointProblem::Identity);
+    }
+    let mut bad = pk.clone();
+    bad.vk.gamma_abc_g1[1] = G1Affine::zero();
+    expect("a public input's point", bad, "gamma_abc_g1", 1, PointProblem::InputIdentity);
+    let mut all = pk.clone();
+    for p in all.vk.gamma_abc_g1.iter_mut().chain(&mut all.a_query).chain(&mut all.b_g1_query).chain(&mut all.h_query).chain(&mut all.l_query) {
+        *p = G1Affine::zero();
+    }
+    all.b_g2_query.iter_mut().for_each(|p| *p = G2Affine::zero());
+    (all.vk.alpha_g1, all.beta_g1, all.delta_g1) = (G1Affine::zero(), G1Affine::zero(), G1Affine::zero());
+    (all.vk.beta_g2, all.vk.gamma_g2, all.vk.delta_g2) = (G2Affine::zero(), G2Affine::zero(), G2Affine::zero());
+    expect("every point the identity", all, "alpha_g1", 0, PointProblem::Identity);
+
+    let bytes = encode(&pk);
+    let cut = bytes.len() * 2 / 3;
+    assert!(
+        matches!(CheckedKey::read_with(&bytes[..cut], PointChecks::FullOn(&checker)), Err(KeyError::Truncated { len, .. }) if len == cut),
+        "a truncated key"
+    );
+    let mut lying = bytes.clone();
+    let at = lying.len() - 96 * pk.l_query.len() - 8;
+    lying[at..at + 8].copy_from_slice(&(pk.l_query.len() as u64 + 1).to_le_bytes());
+    assert!(
+        matches!(CheckedKey::read_with(&lying, PointChecks::FullOn(&checker)), Err(KeyError::Truncated { .. })),
+        "a length that lies"
+    );
+
+    // The key as a file, through the record of checked files: checked on the backend, then
+    // trusted by its digest.
+    let dir = std::env::temp_dir().join(format!("g16-bad-keys-{}-{}", b.info().kind, std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let record = crate::trust::CheckedFiles::new(dir.join("checked"));
+    let path = dir.join("k.key");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    std::fs::write(&path, &bytes).expect("write the key");
+    let (first, how) = record.load_key(&path, &checker).expect("a good key file");
+    assert!(first == key && how == crate::trust::Checked::Now, "checked in full the first time");
+    let (again, how) = record.load_key(&path, &checker).expect("the same file");
+    assert!(again == key && how == crate::trust::Checked::Before, "trusted by its digest the second time");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// One `#[test]` per check of this half, for the backend `open` yields (a
 /// `Result<B, BackendError>`); `require` names the variable that turns "unavailable" into a
 /// failure.
@@ -155,6 +263,7 @@ macro_rules! proof_conformance_tests {
             keys_match_arkworks(sizes),
             proofs_match_arkworks(sizes),
             gadget_circuit_matches_arkworks,
+            bad_keys_are_refused_and_named,
         );
     };
 }
