@@ -234,13 +234,16 @@ fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<
     let at = c.here();
     let bytes = c.items(count as u64, COEFFICIENT_BYTES, "the coefficients")?;
     c.finish("the coefficients")?;
-    let mut matrices: [Vec<Entry>; 2] = [Vec::new(), Vec::new()];
-    for (i, e) in bytes.chunks_exact(COEFFICIENT_BYTES).enumerate() {
+    // Each coefficient on its own is parsed and checked on every core (millions of them at
+    // 2^20); the first bad one, by position, is then parsed again alone for its error.
+    let parse = |i: usize, e: &[u8]| -> Result<(u32, Entry), CircomError> {
         let word = |k: usize| u32::from_le_bytes([e[4 * k], e[4 * k + 1], e[4 * k + 2], e[4 * k + 3]]);
         let (matrix, row, col) = (word(0), word(1), word(2));
         let here = field::element_at(at, i, COEFFICIENT_BYTES);
         let bad = |detail: String| CircomError::Malformed { at: here, detail };
-        let list = matrices.get_mut(matrix as usize).ok_or_else(|| bad(format!("matrix {matrix} (A is 0, B is 1)")))?;
+        if matrix > 1 {
+            return Err(bad(format!("matrix {matrix} (A is 0, B is 1)")));
+        }
         if row as usize >= domain_size {
             return Err(bad(format!("constraint {row} outside the domain of {domain_size}")));
         }
@@ -249,7 +252,17 @@ fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<
         }
         let value =
             field::zkey_coefficient(&e[12..]).ok_or(CircomError::NotCanonical { at: here, what: "a coefficient" })?;
-        list.push(Entry { row, col, value });
+        Ok((matrix, Entry { row, col, value }))
+    };
+    let parsed: Vec<Option<(u32, Entry)>> =
+        bytes.par_chunks_exact(COEFFICIENT_BYTES).enumerate().map(|(i, e)| parse(i, e).ok()).collect();
+    if let Some(i) = parsed.par_iter().position_first(Option::is_none) {
+        let e = &bytes[i * COEFFICIENT_BYTES..(i + 1) * COEFFICIENT_BYTES];
+        return Err(parse(i, e).err().unwrap_or_else(|| CircomError::Malformed { at, detail: "a coefficient".into() }));
+    }
+    let mut matrices: [Vec<Entry>; 2] = [Vec::new(), Vec::new()];
+    for (matrix, entry) in parsed.into_iter().flatten() {
+        matrices[matrix as usize].push(entry);
     }
     let [mut a, mut b] = matrices;
     let num_instance = num_public + 1;

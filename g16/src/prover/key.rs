@@ -124,14 +124,15 @@ impl DecodedKey {
     /// first point). A truncated or padded encoding or a malformed point is a typed error
     /// that says where.
     pub fn from_bytes(bytes: &[u8]) -> Result<DecodedKey, KeyError> {
-        Ok(DecodedKey { decoded: decode::decode(bytes)? })
+        Ok(DecodedKey { decoded: decode::decode(bytes, Some(bytes.len() as u64))? })
     }
 
     /// [`DecodedKey::from_bytes`] from a file, streamed: the file is never whole in memory.
     pub fn read(path: &Path) -> Result<DecodedKey, KeyError> {
         let io = |source| KeyError::Io { path: path.to_path_buf(), source };
         let file = std::fs::File::open(path).map_err(io)?;
-        match decode::decode(file) {
+        let len = file.metadata().map(|m| m.len()).ok();
+        match decode::decode(file, len) {
             Err(KeyError::Io { source, .. }) => Err(io(source)),
             other => Ok(DecodedKey { decoded: other? }),
         }

@@ -82,11 +82,17 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     /// On a GPU backend it then runs one proof's device work on made-up values ([`Prover::warm_up`]),
     /// so that the first proof costs what every later one does.
     pub fn prepare(&self, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
-        let prepared = PreparedKey::new(self.backend, key)?;
+        let prepared = self.prepare_for_one_proof(key)?;
         if self.backend.info().kind != BackendKind::Cpu {
             self.warm_up(&prepared)?;
         }
         Ok(prepared)
+    }
+
+    /// Uploads a key's bases without the warm-up: for a process that makes one proof with the
+    /// key, where warming up would cost about as much device time as the proof it speeds up.
+    pub fn prepare_for_one_proof(&self, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
+        PreparedKey::new(self.backend, key)
     }
 
     /// H and the MSMs of one proof, on values mixed like a witness's (zeros, ones, full-width),

@@ -32,11 +32,13 @@ pub struct Decoded {
 
 /// Decodes a whole key from `src`: a truncated encoding, a malformed point (named by its
 /// query and index) or bytes after the key's end are typed errors.
-pub fn decode<R: Read + Send>(src: R) -> Result<Decoded, KeyError> {
+/// `len`, where known, is the source's length: vectors are then allocated once, at their size.
+pub fn decode<R: Read + Send>(src: R, len: Option<u64>) -> Result<Decoded, KeyError> {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<std::io::Result<Block>>(2);
         scope.spawn(move || read_pieces(src, |block| tx.send(block).is_ok()));
         let mut s = Stream::new(rx);
+        s.len = len;
         let first = s.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
         let compress = if first & 0x80 != 0 { Compress::Yes } else { Compress::No };
         let format = if compress == Compress::Yes { "compressed" } else { "uncompressed" };
@@ -59,10 +61,20 @@ struct Block {
 
 /// Reads `src` in pieces of [`PIECE`] bytes (the last may be shorter), starts each piece's
 /// digest on the pool and hands the piece on; stops at the end, on a read error, or when the
-/// receiving side has gone (`send` false).
+/// receiving side has gone (`send` false). A piece's buffer is reused once the decoder and the
+/// digest are done with it: a fresh 64 MiB buffer a piece cost more in page faults than the
+/// copy out of the page cache.
 fn read_pieces(mut src: impl Read, mut send: impl FnMut(std::io::Result<Block>) -> bool) {
+    let mut sent: Vec<std::sync::Arc<Vec<u8>>> = Vec::new();
     loop {
-        let mut bytes = Vec::with_capacity(PIECE);
+        let reusable = sent.iter().position(|b| std::sync::Arc::strong_count(b) == 1);
+        let mut bytes = match reusable.map(|i| std::sync::Arc::try_unwrap(sent.swap_remove(i))) {
+            Some(Ok(mut buffer)) => {
+                buffer.clear();
+                buffer
+            }
+            _ => Vec::with_capacity(PIECE),
+        };
         match (&mut src).take(PIECE as u64).read_to_end(&mut bytes) {
             Err(e) => {
                 send(Err(e));
@@ -78,6 +90,7 @@ fn read_pieces(mut src: impl Read, mut send: impl FnMut(std::io::Result<Block>) 
             let _ = done.send(digest::piece(&hashed));
         });
         let full = bytes.len() == PIECE;
+        sent.push(bytes.clone());
         if !send(Ok(Block { bytes, digest })) || !full {
             return;
         }
@@ -117,11 +130,13 @@ struct Stream {
     consumed: usize,
     pieces: Vec<Receiver<FileDigest>>,
     eof: bool,
+    /// The source's length, where known.
+    len: Option<u64>,
 }
 
 impl Stream {
     fn new(rx: Receiver<std::io::Result<Block>>) -> Stream {
-        Stream { rx, block: Default::default(), pos: 0, consumed: 0, pieces: Vec::new(), eof: false }
+        Stream { rx, block: Default::default(), pos: 0, consumed: 0, pieces: Vec::new(), eof: false, len: None }
     }
 
     /// The next piece, or false at the end.
@@ -186,13 +201,14 @@ impl Stream {
     /// A vector: its u64 length, then its points, those inside a piece decoded in parallel.
     fn points<P>(&mut self, compress: Compress, query: &str) -> Result<Vec<P>, Stop>
     where
-        P: CanonicalDeserialize + Send + DefaultSize,
+        P: CanonicalDeserialize + Send + Default + DefaultSize,
     {
         let len = u64::from_le_bytes(self.small(8)?.try_into().expect("eight bytes"));
         let size = P::default_size(compress);
-        // A length that lies runs into the end of the stream: reserve no more than a piece's
-        // worth ahead of the bytes that back it.
-        let mut out: Vec<P> = Vec::with_capacity((len as usize).min(PIECE / size));
+        // A length that lies runs into the end of the stream: reserve no more than the bytes
+        // left can back (a piece's worth where the source's length is unknown).
+        let left = self.len.map_or(PIECE as u64, |total| total.saturating_sub((self.consumed + self.pos) as u64));
+        let mut out: Vec<P> = Vec::with_capacity(len.min(left / size as u64) as usize);
         while (out.len() as u64) < len {
             let whole = (self.available().len() / size).min((len - out.len() as u64) as usize);
             if whole == 0 {
@@ -201,14 +217,20 @@ impl Stream {
                 continue;
             }
             let first = out.len();
-            let decoded: Result<Vec<P>, (usize, SerializationError)> = self.available()[..whole * size]
-                .par_chunks_exact(size)
-                .enumerate()
-                .map(|(i, b)| P::deserialize_with_mode(b, compress, Validate::No).map_err(|e| (i, e)))
-                .collect();
-            let mut decoded =
-                decoded.map_err(|(i, error)| Stop::Bad { what: format!("{query}[{}]", first + i), error })?;
-            out.append(&mut decoded);
+            // Decoded straight into place; the first malformed point (lowest index) is kept.
+            let bad = std::sync::Mutex::new(None::<(usize, SerializationError)>);
+            out.par_extend(self.available()[..whole * size].par_chunks_exact(size).enumerate().map(|(i, b)| {
+                P::deserialize_with_mode(b, compress, Validate::No).unwrap_or_else(|e| {
+                    let mut bad = bad.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if bad.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *bad = Some((i, e));
+                    }
+                    P::default()
+                })
+            }));
+            if let Some((i, error)) = bad.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+                return Err(Stop::Bad { what: format!("{query}[{}]", first + i), error });
+            }
             self.pos += whole * size;
         }
         Ok(out)
@@ -294,7 +316,7 @@ mod tests {
         for compress in [Compress::No, Compress::Yes] {
             let mut bytes = Vec::new();
             pk.serialize_with_mode(&mut bytes, compress).unwrap();
-            let d = decode(&bytes[..]).unwrap();
+            let d = decode(&bytes[..], Some(bytes.len() as u64)).unwrap();
             assert_eq!(d.pk, pk);
             assert_eq!(d.compressed, compress == Compress::Yes);
             assert_eq!(d.digest, digest::digest_bytes(&bytes));
@@ -327,7 +349,7 @@ mod tests {
         // The last vector's (l's) length, set to 2^64 − 1: its points run into the end.
         let at = bytes.len() - 96 * pk.l_query.len() - 8;
         bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        match decode(&bytes[..]) {
+        match decode(&bytes[..], None) {
             Err(KeyError::Truncated { len, .. }) => assert_eq!(len, bytes.len()),
             other => panic!("expected a truncation, got {:?}", other.err()),
         }
