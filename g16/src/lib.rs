@@ -14,6 +14,7 @@
 //!   `proof.json`/`public.json` snarkjs verifies.
 //! - [`circuits`]: the built-in circuits (`sha256`, `poseidon`, `synthetic`).
 //! - [`key_store`]: keys of the built-in circuits kept between runs.
+//! - [`trust`]: key files checked once, trusted by their [`digest`] afterwards.
 //! - [`timeline`]: the recorder's events read, written and reported: the time no child explains.
 //! - [`settings`]: the environment mapped once onto typed options.
 //!
