@@ -295,36 +295,3 @@ fn subgroup_checks_find_outsiders_in_later_chunks_and_are_timed() {
     assert_eq!(b.first_outside_subgroup_g1(&g1).unwrap(), Some(at1), "G1, the last chunk");
     assert_eq!(b.first_outside_subgroup_g2(&g2).unwrap(), Some(at2), "G2, the last chunk");
 }
-
-/// The subgroup checks' times on the device, whole calls (staging included) and the kernels'
-/// spans, beside the host's on all cores: `--ignored subgroup_check_times --nocapture`.
-#[test]
-#[ignore = "a measurement, not a check"]
-fn subgroup_check_times() {
-    use std::time::Instant;
-    let Some(b) = cuda() else { return };
-    let mut rng = test_rng("subgroup_check_times");
-    let g1 = random_points::<G1Projective, _>(1 << 22, &mut rng);
-    let g2 = random_points::<G2Projective, _>(1 << 20, &mut rng);
-    let _ = b.first_outside_subgroup_g1(&g1[..1 << 10]).unwrap(); // first use: pinned slots
-    let report = |what: &str, span: &str, run: &dyn Fn() -> Option<usize>| {
-        b.drain_device_spans();
-        let t = Instant::now();
-        assert_eq!(run(), None, "{what}");
-        let wall = t.elapsed().as_secs_f64() * 1e3;
-        let kernels: u64 = b.drain_device_spans().iter().filter(|s| s.name == span).map(|s| s.end_ns - s.start_ns).sum();
-        eprintln!("{what}: {wall:.1} ms the call, {:.1} ms the kernels", kernels as f64 / 1e6);
-    };
-    for log in [20, 22] {
-        report(&format!("G1 2^{log} on the device"), "subgroup_g1", &|| {
-            b.first_outside_subgroup_g1(&g1[..1 << log]).unwrap()
-        });
-    }
-    report("G2 2^20 on the device", "subgroup_g2", &|| b.first_outside_subgroup_g2(&g2).unwrap());
-    let t = Instant::now();
-    assert_eq!(g16_backend::subgroup::first_outside_g1(&g1[..1 << 20]), None);
-    eprintln!("G1 2^20 on the host: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-    let t = Instant::now();
-    assert_eq!(g16_backend::subgroup::first_outside_g2(&g2[..1 << 18]), None);
-    eprintln!("G2 2^18 on the host: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-}
