@@ -54,7 +54,7 @@ impl CheckedFiles {
     }
 
     /// The checks a file of this digest needs: the curve alone if it was checked before.
-    fn checks<'a>(&self, digest: &FileDigest, checker: &'a dyn SubgroupCheck) -> (PointChecks<'a>, Checked) {
+    pub fn checks<'a>(&self, digest: &FileDigest, checker: &'a dyn SubgroupCheck) -> (PointChecks<'a>, Checked) {
         if self.contains(digest) {
             (PointChecks::CurveOnly, Checked::Before)
         } else {

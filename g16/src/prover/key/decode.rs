@@ -34,23 +34,85 @@ pub struct Decoded {
 /// query and index) or bytes after the key's end are typed errors.
 /// `len`, where known, is the source's length: vectors are then allocated once, at their size.
 pub fn decode<R: Read + Send>(src: R, len: Option<u64>) -> Result<Decoded, KeyError> {
+    let mut compressed = false;
+    let (pk, digest) = decode_with(src, len, |s| {
+        let first = s.stream.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
+        compressed = first & 0x80 != 0;
+        let compress = if compressed { Compress::Yes } else { Compress::No };
+        s.format = if compressed { "compressed" } else { "uncompressed" };
+        s.stream.key(compress).map_err(|e| e.into_key_error(s.stream.total(), s.format))
+    })?;
+    Ok(Decoded { pk, digest, compressed })
+}
+
+/// Decodes a file of points in any layout as it streams in (`read` walks the layout through
+/// a [`PointStream`]), with the digest of its bytes: the machinery of [`decode`] for other
+/// formats (bellperson's `.params`). Bytes after what `read` takes are refused.
+pub fn decode_with<R: Read + Send, T>(
+    src: R,
+    len: Option<u64>,
+    read: impl FnOnce(&mut PointStream) -> Result<T, KeyError>,
+) -> Result<(T, FileDigest), KeyError> {
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<std::io::Result<Block>>(2);
         scope.spawn(move || read_pieces(src, |block| tx.send(block).is_ok()));
-        let mut s = Stream::new(rx);
-        s.len = len;
-        let first = s.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
-        let compress = if first & 0x80 != 0 { Compress::Yes } else { Compress::No };
-        let format = if compress == Compress::Yes { "compressed" } else { "uncompressed" };
-        let pk = s.key(compress).map_err(|e| e.into_key_error(s.total(), format))?;
-        let extra = s.rest()?;
+        let mut stream = Stream::new(rx);
+        stream.len = len;
+        let mut s = PointStream { stream, format: "key" };
+        let value = read(&mut s)?;
+        let extra = s.stream.rest()?;
         if extra > 0 {
-            let total = s.total();
-            return Err(KeyError::TrailingBytes { extra, used: total - extra, format });
+            let total = s.stream.total();
+            return Err(KeyError::TrailingBytes { extra, used: total - extra, format: s.format });
         }
-        let digest = digest::combine(s.total() as u64, &s.piece_digests()?);
-        Ok(Decoded { pk, digest, compressed: compress == Compress::Yes })
+        let digest = digest::combine(s.stream.total() as u64, &s.stream.piece_digests()?);
+        Ok((value, digest))
     })
+}
+
+/// A position in a key file streaming in ([`decode_with`]): points, vectors of points and
+/// lengths, read in the file's order; errors name the item and the format.
+pub struct PointStream {
+    stream: Stream,
+    format: &'static str,
+}
+
+impl PointStream {
+    /// Names the format in later errors ("bellperson params", say).
+    pub fn set_format(&mut self, format: &'static str) {
+        self.format = format;
+    }
+
+    fn err(&self, stop: Stop) -> KeyError {
+        stop.into_key_error(self.stream.total(), self.format)
+    }
+
+    /// One point, `what` naming it in an error.
+    pub fn point<P: EncodedPoint>(&mut self, compress: Compress, what: &str) -> Result<P, KeyError> {
+        self.stream.point(compress, what).map_err(|e| self.err(e))
+    }
+
+    /// `len` points, decoded on every core as pieces arrive; `query` names a bad one with its index.
+    pub fn points<P: EncodedPoint>(&mut self, len: u64, compress: Compress, query: &str) -> Result<Vec<P>, KeyError> {
+        self.stream.points_n(len, compress, query).map_err(|e| self.err(e))
+    }
+
+    /// A big-endian u32 (bellperson's vector lengths).
+    pub fn u32_be(&mut self) -> Result<u32, KeyError> {
+        let bytes = self.stream.small(4).map_err(|e| self.err(e))?;
+        Ok(u32::from_be_bytes(bytes.try_into().expect("four bytes")))
+    }
+
+    /// A little-endian u64 (arkworks' vector lengths).
+    pub fn u64_le(&mut self) -> Result<u64, KeyError> {
+        let bytes = self.stream.small(8).map_err(|e| self.err(e))?;
+        Ok(u64::from_le_bytes(bytes.try_into().expect("eight bytes")))
+    }
+
+    /// Bytes taken so far.
+    pub fn position(&self) -> u64 {
+        (self.stream.consumed + self.stream.pos) as u64
+    }
 }
 
 /// One piece of the file and the receiver of its digest (computed on the pool).
@@ -192,18 +254,20 @@ impl Stream {
         Ok(out)
     }
 
-    fn point<P: CanonicalDeserialize + DefaultSize>(&mut self, compress: Compress, what: &str) -> Result<P, Stop> {
+    fn point<P: EncodedPoint>(&mut self, compress: Compress, what: &str) -> Result<P, Stop> {
         let bytes = self.small(P::default_size(compress))?;
         P::deserialize_with_mode(&bytes[..], compress, Validate::No)
             .map_err(|error| Stop::Bad { what: what.to_string(), error })
     }
 
-    /// A vector: its u64 length, then its points, those inside a piece decoded in parallel.
-    fn points<P>(&mut self, compress: Compress, query: &str) -> Result<Vec<P>, Stop>
-    where
-        P: CanonicalDeserialize + Send + Default + DefaultSize,
-    {
+    /// A vector: its u64 length, then its points.
+    fn points<P: EncodedPoint>(&mut self, compress: Compress, query: &str) -> Result<Vec<P>, Stop> {
         let len = u64::from_le_bytes(self.small(8)?.try_into().expect("eight bytes"));
+        self.points_n(len, compress, query)
+    }
+
+    /// `len` points, those inside a piece decoded in parallel.
+    fn points_n<P: EncodedPoint>(&mut self, len: u64, compress: Compress, query: &str) -> Result<Vec<P>, Stop> {
         let size = P::default_size(compress);
         // A length that lies runs into the end of the stream: reserve no more than the bytes
         // left can back (a piece's worth where the source's length is unknown).
@@ -275,12 +339,12 @@ impl Stream {
     }
 }
 
-/// The encoded size of a point, which arkworks knows per instance only.
-trait DefaultSize {
+/// A point a [`PointStream`] decodes: its encoded size, which arkworks knows per instance only.
+pub trait EncodedPoint: CanonicalDeserialize + Send + Default {
     fn default_size(compress: Compress) -> usize;
 }
 
-impl<C: SWCurveConfig> DefaultSize for Affine<C> {
+impl<C: SWCurveConfig> EncodedPoint for Affine<C> {
     fn default_size(compress: Compress) -> usize {
         use ark_serialize::CanonicalSerialize;
         Affine::<C>::default().serialized_size(compress)
