@@ -102,17 +102,6 @@ impl PointStream {
         let bytes = self.stream.small(4).map_err(|e| self.err(e))?;
         Ok(u32::from_be_bytes(bytes.try_into().expect("four bytes")))
     }
-
-    /// A little-endian u64 (arkworks' vector lengths).
-    pub fn u64_le(&mut self) -> Result<u64, KeyError> {
-        let bytes = self.stream.small(8).map_err(|e| self.err(e))?;
-        Ok(u64::from_le_bytes(bytes.try_into().expect("eight bytes")))
-    }
-
-    /// Bytes taken so far.
-    pub fn position(&self) -> u64 {
-        (self.stream.consumed + self.stream.pos) as u64
-    }
 }
 
 /// One piece of the file and the receiver of its digest (computed on the pool).
