@@ -39,6 +39,10 @@ pub enum ProveError {
     DoesNotFit(#[from] super::memory::DoesNotFit),
     #[error("verification failed: {0}")]
     Verify(String),
+    /// The partition's own witness source refused its input (a file of another format, a
+    /// vanilla proof of another sector): the caller's error, carried whole.
+    #[error("the witness could not be made: {0}")]
+    Witness(Box<dyn std::error::Error + Send + Sync>),
     #[error("internal error: {0}")]
     Internal(String),
 }
