@@ -119,6 +119,12 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Talk to a `g16 serve`: register circuits, prove witnesses, await proofs.
     Client(client::ClientArgs),
+    /// Filecoin's proofs on g16: `c2` proves a sector's C1 output (PoRep C2).
+    #[cfg(feature = "filecoin")]
+    Filecoin {
+        #[command(subcommand)]
+        command: cli::filecoin::FilecoinCommand,
+    },
     /// Work with saved timelines.
     Timeline {
         #[command(subcommand)]
@@ -161,6 +167,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Serve(args) => serve::run(&settings, *args),
         Command::Client(args) => client::run(args),
+        #[cfg(feature = "filecoin")]
+        Command::Filecoin { command } => cli::filecoin::run(&settings, command),
         Command::Timeline { command: TimelineCommand::Report { file, gap_warn } } => report::run(&file, gap_warn),
     }
 }

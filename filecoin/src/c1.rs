@@ -122,10 +122,6 @@ impl C1Output {
         self.typed.downcast_ref()
     }
 
-    pub(crate) fn into_typed<Tree: 'static + MerkleTreeTrait>(self) -> Option<Box<SealCommitPhase1Output<Tree>>> {
-        self.typed.downcast().ok()
-    }
-
     /// filecoin-proofs-api's JSON of this output, as lotus writes it.
     pub fn to_api_json(&self) -> Result<Vec<u8>, FilecoinError> {
         with_shape!(self.proof.sector, api_json, self)

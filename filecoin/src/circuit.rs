@@ -189,7 +189,7 @@ fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
 impl C1Output {
     /// The partitions of this C1 output for `circuit`: their public inputs now, their witnesses
     /// when run (on the engine's synthesis workers, one partition each).
-    pub fn partitions(self, circuit: &PoRepCircuit) -> Result<Vec<PoRepPartition>, FilecoinError> {
+    pub fn partitions(&self, circuit: &PoRepCircuit) -> Result<Vec<PoRepPartition>, FilecoinError> {
         if circuit.proof != self.seal_proof() {
             return Err(FilecoinError::SealProofMismatch { file: self.seal_proof(), asked: circuit.proof });
         }
@@ -205,12 +205,13 @@ impl C1Output {
 }
 
 fn partitions_of<Tree: 'static + MerkleTreeTrait>(
-    c1: C1Output,
+    c1: &C1Output,
     variables: usize,
 ) -> Result<Vec<PoRepPartition>, FilecoinError> {
     let proof = c1.seal_proof();
-    let typed: Box<SealCommitPhase1Output<Tree>> = c1.into_typed().expect("held for its own shape");
-    let SealCommitPhase1Output { vanilla_proofs, comm_d, comm_r, replica_id, seed, ticket: _ } = *typed;
+    let SealCommitPhase1Output { vanilla_proofs, comm_d, comm_r, replica_id, seed, ticket: _ } =
+        c1.typed::<Tree>().expect("held for its own shape");
+    let (comm_d, comm_r, replica_id, seed) = (*comm_d, *comm_r, *replica_id, *seed);
     let params = Arc::new(public_params::<Tree>(proof)?);
     let inputs = Arc::new(stacked::PublicInputs {
         replica_id,
@@ -223,9 +224,11 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
         seed: Some(seed),
     });
     vanilla_proofs
-        .into_iter()
+        .iter()
         .enumerate()
         .map(|(index, vanilla)| {
+            // Each partition's witness is made on a worker thread of its own: it owns a copy.
+            let vanilla = vanilla.clone();
             let public_inputs = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::generate_public_inputs(
                 &inputs,
                 &params,

@@ -216,7 +216,8 @@ impl Settings {
         CheckedFiles::new(self.cache_root().join("checked"))
     }
 
-    fn cache_root(&self) -> PathBuf {
+    /// The cache directory (`./.g16-cache` where none is set).
+    pub fn cache_root(&self) -> PathBuf {
         self.cache_dir.clone().unwrap_or_else(|| PathBuf::from(".g16-cache"))
     }
 }

@@ -5,6 +5,8 @@ pub mod bench;
 pub mod client;
 pub mod compile;
 pub mod devices;
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 pub mod inspect;
 pub mod plan;
 pub mod progress;

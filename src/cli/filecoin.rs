@@ -1,0 +1,238 @@
+//! `g16 filecoin c2`: Filecoin's PoRep C2 on g16. C1's output in (lotus's JSON, or
+//! filecoin-proofs' JSON or bincode with `--proof`), the sector's parameter file from
+//! filecoin-proofs' parameter directory, each partition's witness made on the host while the
+//! devices prove the ones before it, and the C2 output out: the partitions' proofs in
+//! bellperson's bytes, as `seal_commit_phase2` returns them. Every proof is verified before it
+//! is written; with the sector's prover and sector ids, filecoin-proofs' `verify_seal` too.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use g16::backend::{Backend, BackendKind};
+use g16::backends::{self, parse_device_list, AnyBackend};
+use g16::compiled::file::CircuitFile;
+use g16::engine::{Engine, EngineConfig, EngineDevice};
+use g16::prover::OnBackend;
+use g16::settings::Settings;
+use g16::timeline::report::names;
+use g16::timeline::{Report, Timeline};
+use g16_filecoin::{prove_on, C1Output, FilecoinError, PoRepCircuit, SealProof};
+
+use crate::cli::{io_err, parse_backend, CliError};
+
+#[derive(Subcommand)]
+pub enum FilecoinCommand {
+    /// Prove a sector's C1 output (PoRep C2) and write the proof filecoin-proofs verifies.
+    C2(C2Args),
+}
+
+#[derive(Args)]
+pub struct C2Args {
+    /// C1's output: lotus's/curio's JSON (names its proof), or filecoin-proofs' JSON or bincode.
+    #[arg(long)]
+    pub c1: PathBuf,
+    /// The directory of Filecoin's parameter files (FIL_PROOFS_PARAMETER_CACHE), where the
+    /// sector's `v28-stacked-proof-of-replication-….params` is read from.
+    #[arg(long)]
+    pub params: PathBuf,
+    /// Where to write the C2 output (192 bytes a partition).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The registered proof (e.g. StackedDrg32GiBV1_1): needed where the C1 file names none.
+    #[arg(long)]
+    pub proof: Option<String>,
+    #[arg(long, default_value = "auto", value_parser = parse_backend)]
+    pub backend: BackendKind,
+    /// Devices to prove on (e.g. `cuda:0,cuda:1`); the partitions are spread over them.
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// The sector's prover id (64 hex digits) and, with --sector-id, run filecoin-proofs'
+    /// verify_seal on the output as its C2 does.
+    #[arg(long, requires = "sector_id")]
+    pub prover_id: Option<String>,
+    #[arg(long, requires = "prover_id")]
+    pub sector_id: Option<u64>,
+    /// Append the run's phases as a JSON line to this file (benches/results).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(settings: &Settings, command: FilecoinCommand) -> Result<(), CliError> {
+    match command {
+        FilecoinCommand::C2(args) => c2(settings, args),
+    }
+}
+
+impl From<FilecoinError> for CliError {
+    fn from(e: FilecoinError) -> CliError {
+        CliError::Usage(e.to_string())
+    }
+}
+
+fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
+    let started = Instant::now();
+    let asked = args.proof.as_deref().map(str::parse::<SealProof>).transpose()?;
+    let ids = match (&args.prover_id, args.sector_id) {
+        (Some(hex), Some(sector)) => Some((parse_prover_id(hex)?, sector)),
+        _ => None,
+    };
+    let tl = Timeline::new();
+    let mut phases: Vec<(&str, f64)> = Vec::new();
+    let mut phase = |name: &'static str, since: &mut Instant| {
+        phases.push((name, since.elapsed().as_secs_f64() * 1e3));
+        *since = Instant::now();
+    };
+    let mut at = Instant::now();
+
+    let c1 = C1Output::read(&args.c1, asked)?;
+    let proof = c1.seal_proof();
+    phase("read_c1", &mut at);
+
+    let opened = open_backends(settings, &args)?;
+    phase("open_devices", &mut at);
+
+    let circuit = compiled_circuit(settings, proof)?;
+    phase("load_circuit", &mut at);
+
+    // The parameter file streams through g16's key decoding; its points are checked on the
+    // first device unless its digest was recorded by an earlier full check.
+    let decoded = circuit.read_params(&args.params)?;
+    phase("read_params", &mut at);
+    let files = settings.checked_files();
+    let digest = decoded.digest();
+    let checker = OnBackend(&opened[0].1);
+    let (checks, how) = files.checks(&digest, &checker);
+    let key = decoded.check(checks, circuit.compiled()).map_err(FilecoinError::from)?;
+    files.record(&digest).map_err(io_err(format!("cannot record the digest in {}", files.dir().display())))?;
+    phase("check_params", &mut at);
+
+    let devices = opened
+        .into_iter()
+        .map(|(label, backend)| EngineDevice::prepare_compiled(label, backend, &key, circuit.compiled(), &tl))
+        .collect::<Result<Vec<_>, _>>()?;
+    drop(key);
+    phase("prepare_devices", &mut at);
+
+    let device_name = devices[0].backend().info().device.clone();
+    let backend_name = devices[0].backend().info().kind.to_string();
+    let engine = Engine::start(devices, EngineConfig::default(), &tl)?;
+    let partitions = c1.partitions(&circuit)?;
+    let count = partitions.len();
+    let prove_started = Instant::now();
+    let output = prove_on(&engine, None, partitions, None)?;
+    let device_ms: f64 = engine.device_time().iter().map(|d| d.busy.as_secs_f64() * 1e3).sum();
+    engine.shutdown();
+    phase("prove", &mut at);
+    let prove_ms = prove_started.elapsed().as_secs_f64() * 1e3;
+
+    let report = Report::from_events(&tl.events());
+    let synth_ms: f64 =
+        report.spans.iter().filter(|s| s.name == names::SYNTH).map(|s| s.dur_ns() as f64 * 1e-6).sum();
+
+    let seal_verified = match ids {
+        Some((prover_id, sector_id)) => {
+            if !c1.verify_seal(prover_id, sector_id, &output)? {
+                return Err(CliError::Usage(
+                    "filecoin-proofs' verify_seal rejects the proof: are --prover-id and --sector-id the sector's?".into(),
+                ));
+            }
+            phase("verify_seal", &mut at);
+            true
+        }
+        None => false,
+    };
+    std::fs::write(&args.out, &output).map_err(io_err(format!("cannot write {}", args.out.display())))?;
+    let total_ms = started.elapsed().as_secs_f64() * 1e3;
+
+    println!(
+        "{proof}: {count} partition(s) proven on {device_name} and verified{}; parameters {}; wrote {} ({} bytes)",
+        if seal_verified { ", accepted by filecoin-proofs' verify_seal" } else { "" },
+        match how {
+            g16::trust::Checked::Now => "checked point by point (digest recorded)",
+            g16::trust::Checked::Before => "trusted by digest (curve equations checked)",
+        },
+        args.out.display(),
+        output.len()
+    );
+    let line: Vec<String> = phases.iter().map(|(n, ms)| format!("{n} {ms:.0} ms")).collect();
+    println!("{}; witnesses {synth_ms:.0} ms, device {device_ms:.0} ms; total {total_ms:.0} ms", line.join(", "));
+
+    if let Some(path) = &args.json {
+        let mut fields = serde_json::json!({
+            "tool": "g16",
+            "backend": backend_name,
+            "device": device_name,
+            "op": "filecoin-c2",
+            "proof": proof.to_string(),
+            "partitions": count,
+            "constraints": circuit.compiled().num_constraints(),
+            "whole_ms": total_ms,
+            "prove_ms": prove_ms,
+            "witness_ms": synth_ms,
+            "device_ms": device_ms,
+            "params_checked": matches!(how, g16::trust::Checked::Now),
+            "threads": rayon::current_num_threads(),
+            "commit": crate::cli::stamp::COMMIT,
+            "date": crate::cli::stamp::today_utc(),
+            "includes": "C1 file read, circuit loaded, parameter file read and checked, key prepared on the devices, witnesses and proofs, each proof verified",
+        });
+        for (name, ms) in &phases {
+            fields[format!("{name}_ms")] = (*ms).into();
+        }
+        append_line(path, &fields.to_string())?;
+    }
+    Ok(())
+}
+
+fn open_backends(settings: &Settings, args: &C2Args) -> Result<Vec<(String, AnyBackend)>, CliError> {
+    Ok(match &args.devices {
+        Some(list) => parse_device_list(list)?
+            .into_iter()
+            .map(|spec| Ok((spec.label(), backends::open_spec(&spec, settings)?)))
+            .collect::<Result<_, CliError>>()?,
+        None => {
+            let b = backends::open(args.backend, settings)?;
+            vec![(format!("{}:0", b.kind()), b)]
+        }
+    })
+}
+
+/// The proof's circuit: recorded from the blank circuit once (seconds at 2 KiB, minutes at
+/// 32 GiB), then read from the cache directory's `filecoin/` as a checksummed compiled circuit.
+fn compiled_circuit(settings: &Settings, proof: SealProof) -> Result<PoRepCircuit, CliError> {
+    let dir = settings.cache_root().join("filecoin");
+    let path = dir.join(format!("{proof}.circuit"));
+    if let Ok(file) = CircuitFile::read(&path) {
+        return Ok(PoRepCircuit::from_compiled(proof, file.circuit));
+    }
+    let circuit = PoRepCircuit::compile(proof)?;
+    std::fs::create_dir_all(&dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
+    let file = CircuitFile { circuit: circuit.compiled().clone(), key_digest: None };
+    if let Err(e) = file.write(&path) {
+        eprintln!("note: the compiled circuit was not cached at {}: {e}", path.display());
+    }
+    Ok(circuit)
+}
+
+fn parse_prover_id(hex: &str) -> Result<[u8; 32], CliError> {
+    let bad = || CliError::Usage(format!("--prover-id must be 64 hex digits, not {hex:?}"));
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(bad());
+    }
+    let mut id = [0u8; 32];
+    for (i, byte) in id.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(id)
+}
+
+fn append_line(path: &Path, line: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io_err(format!("cannot open {}", path.display())))?;
+    writeln!(file, "{line}").map_err(io_err(format!("cannot write {}", path.display())))
+}
