@@ -53,6 +53,14 @@
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
 #                 (default cuda wgpu), each size's key made on the device and kept in memory;
 #                 wall time and peak host memory beside each
+#       filecoin  Filecoin PoRep C2 for SECTORS (default 2KiB): the parameters made from the
+#                 project's seed and a sector sealed by .device/fil-harness
+#                 (benches/filecoin-harness), then C2 by `g16 filecoin c2` on CUDA (fresh: every
+#                 point checked on the device, the circuit compiled; again: digest and circuit
+#                 cached) and wgpu, by bellperson on the host's cores and by bellperson with
+#                 supraseal (.device/fil-harness-supraseal, where present), each output accepted
+#                 by verify_seal; with BIT_EXACT=1 the 2 KiB C2 equal to bellperson's on CUDA
+#                 and wgpu (filecoin/tests/c2.rs, the tests CI's time cannot hold)
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,12 +82,15 @@ prepare() {
   cd "$ROOT" || exit 1
   export LD_LIBRARY_PATH="$(nvrtc_wheel_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   cargo build --release --bin g16 || exit 1
-  rm -rf "$D" && mkdir -p "$D/cache"
+  # The Filecoin harness is built on its own (benches/filecoin-harness/README.md): kept.
+  find "$D" -mindepth 1 -maxdepth 1 ! -name 'fil-harness*' -exec rm -rf {} + 2>/dev/null
+  mkdir -p "$D/cache"
   cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/g16" "$D/g16"
   cp "$(test_binary g16-cuda backend)" "$D/cuda_backend"
   cp "$(test_binary g16-wgpu backend)" "$D/wgpu_backend"
   cp "$(test_binary g16-wgpu device)" "$D/wgpu_device"
   cp "$(test_binary g16 conformance)" "$D/proof_conformance"
+  cp "$(test_binary g16-filecoin c2)" "$D/filecoin_c2"
   cargo run --release -q -p g16-cuda --example fill_cache -- "$D/cache/cuda" sm_90 || exit 1
   # The CUDA test binary caches kernels under the target's tmp dir (CARGO_TARGET_TMPDIR, fixed
   # at build time): the suite stage copies the kernels there so no test compiles them.
@@ -93,7 +104,7 @@ prepare() {
     (cd "$before" && G16_CACHE_DIR="$D/before/cache" cargo run --release -q -p g16-cuda --example fill_cache -- sm_90) ||
       (cd "$before" && cargo run --release -q -p g16-cuda --example fill_cache -- "$D/before/cache/cuda" sm_90) || exit 1
   fi
-  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance ${before:+"$D/before/g16"}
+  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance "$D"/filecoin_c2 ${before:+"$D/before/g16"}
   du -sh "$D"
 }
 
@@ -434,9 +445,40 @@ scale() {
   done
 }
 
+# A sector's C1 JSON and its ids (OUT.meta.json beside it) for `g16 filecoin c2`.
+sector_ids() {
+  python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["prover_id"], m["sector_id"])' "$1"
+}
+
+filecoin() {
+  local json="$OUT/filecoin.jsonl" work=/tmp/filecoin
+  export FIL_PROOFS_PARAMETER_CACHE="$work/params"
+  mkdir -p "$FIL_PROOFS_PARAMETER_CACHE"
+  for sector in ${SECTORS:-2KiB}; do
+    local dir="$work/$sector" ids
+    step "${LIMIT:-600}" "fil-params-$sector" "$D/fil-harness" --json "$json" params --sector "$sector"
+    step 600 "fil-seal-$sector" "$D/fil-harness" --json "$json" seal --sector "$sector" --work "$dir" --c1 "$dir/c1.json"
+    read -r -a ids <<<"$(sector_ids "$dir/c1.meta.json")"
+    for run in cuda-fresh cuda-again wgpu; do
+      step 600 "fil-g16-$run-$sector" "$D/g16" filecoin c2 --backend "${run%%-*}" --c1 "$dir/c1.json" \
+        --params "$FIL_PROOFS_PARAMETER_CACHE" --out "$dir/g16-$run.proof" \
+        --prover-id "${ids[0]}" --sector-id "${ids[1]}" --json "$json"
+      cat "$OUT/fil-g16-$run-$sector.txt" | tail -3
+    done
+    step 600 "fil-bellperson-$sector" "$D/fil-harness" --json "$json" c2 --c1 "$dir/c1.json" --out "$dir/bellperson.proof" --runs "${RUNS:-2}"
+    [ -x "$D/fil-harness-supraseal" ] &&
+      step 600 "fil-supraseal-$sector" "$D/fil-harness-supraseal" --json "$json" c2 --c1 "$dir/c1.json" \
+        --out "$dir/supraseal.proof" --runs "${RUNS:-2}" --warmup 1
+  done
+  if [ "${BIT_EXACT:-0}" = 1 ]; then
+    test_kernels
+    G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1 step 900 fil-bit-exact "$D/filecoin_c2" --ignored --test-threads=1
+  fi
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale | filecoin)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
