@@ -422,3 +422,38 @@ fn a_closed_stdout_ends_a_command_quietly() {
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}: {stderr}", out.status);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `g16 filecoin c2` refuses bad input plainly, before any proof: a cut C1 file, one that names
+/// no proof (and none given), an unknown proof, malformed ids, and a parameter directory
+/// without the sector's file (named). (The 2 KiB C1 output is a real one, sealed by
+/// filecoin-proofs from seed 1; the proofs themselves are tested in filecoin/tests/c2.rs.)
+#[cfg(feature = "filecoin")]
+#[test]
+fn filecoin_c2_refuses_bad_input_plainly() {
+    let sb = Sandbox::new("filecoin");
+    let c1 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("filecoin/tests/fixtures/c1-2KiB-V1_1.json");
+    let bytes = std::fs::read(&c1).unwrap();
+    let cut = sb.path("cut.json");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let raw = sb.path("raw.json");
+    let mut value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    value.as_object_mut().unwrap().remove("registered_proof");
+    std::fs::write(&raw, value.to_string()).unwrap();
+    let params = sb.path("params");
+    std::fs::create_dir_all(&params).unwrap();
+    let (c1, cut, raw, params) = (c1.to_str().unwrap(), cut.to_str().unwrap(), raw.to_str().unwrap(), params.to_str().unwrap());
+    let c2 = |extra: &[&str]| {
+        let mut args = vec!["filecoin", "c2", "--backend", "cpu", "--out", "p", "--params", params];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| sb.fails(&c2(extra).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(run(&["--c1", cut]).contains("not valid JSON"));
+    assert!(run(&["--c1", raw]).contains("names no registered proof"));
+    assert!(run(&["--c1", c1, "--proof", "StackedDrg2KiBV9"]).contains("unsupported registered proof"));
+    assert!(run(&["--c1", c1, "--proof", "StackedDrg32GiBV1_1"]).contains("StackedDrg2KiBV1_1"));
+    assert!(run(&["--c1", c1, "--prover-id", "12", "--sector-id", "1"]).contains("64 hex digits"));
+    let missing = run(&["--c1", c1]);
+    assert!(missing.contains(".params") && missing.contains("cannot read"), "{missing}");
+    assert!(!sb.path("p").exists(), "nothing is written for a refused run");
+}
