@@ -25,6 +25,21 @@ use crate::cli::{io_err, parse_backend, CliError};
 pub enum FilecoinCommand {
     /// Prove a sector's C1 output (PoRep C2) and write the proof filecoin-proofs verifies.
     C2(C2Args),
+    /// One partition of a registered proof: its circuit recorded from the blank circuit (no
+    /// sector needed), its counts, and the device memory its proofs need.
+    Plan {
+        /// The registered proof (e.g. StackedDrg32GiBV1_1).
+        #[arg(long)]
+        proof: String,
+        #[arg(long, default_value = "auto", value_parser = parse_backend)]
+        backend: BackendKind,
+        /// Plan for a card of this much memory instead of a device of this machine.
+        #[arg(long)]
+        memory_gib: Option<f64>,
+        /// Also cache the compiled circuit for `c2` (at 32 GiB a ~27 GB file).
+        #[arg(long)]
+        save: bool,
+    },
 }
 
 #[derive(Args)]
@@ -65,6 +80,7 @@ pub struct C2Args {
 pub fn run(settings: &Settings, command: FilecoinCommand) -> Result<(), CliError> {
     match command {
         FilecoinCommand::C2(args) => c2(settings, args),
+        FilecoinCommand::Plan { proof, backend, memory_gib, save } => plan(settings, &proof, backend, memory_gib, save),
     }
 }
 
@@ -194,6 +210,50 @@ fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
         append_line(path, &fields.to_string())?;
     }
     Ok(())
+}
+
+fn plan(
+    settings: &Settings,
+    proof: &str,
+    backend: BackendKind,
+    memory_gib: Option<f64>,
+    save: bool,
+) -> Result<(), CliError> {
+    let proof: SealProof = proof.parse()?;
+    let started = Instant::now();
+    let circuit = match save {
+        true => compiled_circuit(settings, proof)?,
+        false => PoRepCircuit::compile(proof)?,
+    };
+    let c = circuit.compiled();
+    let (a, b, cm) = c.matrices();
+    println!(
+        "{proof}, one partition: {} constraints, {} inputs (ONE included) + {} aux variables, domain 2^{}; \
+         entries A {} B {} C {}; recorded or read in {:.1} s, host peak {:.1} GiB",
+        c.num_constraints(),
+        c.num_instance(),
+        c.num_variables() - c.num_instance(),
+        c.domain_size().trailing_zeros(),
+        a.entries(),
+        b.entries(),
+        cm.map_or(0, |m| m.entries()),
+        started.elapsed().as_secs_f64(),
+        peak_host_gib().unwrap_or(f64::NAN),
+    );
+    let shape = g16::compiled::KeyShape {
+        num_instance: c.num_instance(),
+        num_variables: c.num_variables(),
+        domain_size: c.domain_size(),
+        qap: g16::compiled::Qap::Libsnark,
+    };
+    crate::cli::plan::print_plan(settings, &shape, c.matrix_size(), backend, memory_gib)
+}
+
+/// The process's peak resident memory (Linux's VmHWM), in GiB.
+fn peak_host_gib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: f64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / (1u64 << 20) as f64)
 }
 
 fn open_backends(settings: &Settings, args: &C2Args) -> Result<Vec<(String, AnyBackend)>, CliError> {

@@ -7,6 +7,7 @@ use g16::settings::Settings;
 use g16::backend::{Backend, BackendKind};
 use g16::circuits::{BuiltinCircuit, CircuitKind};
 use g16::key_store::KeyStoreError;
+use g16::compiled::{KeyShape, MatrixSize};
 use g16::prover::memory::{MemoryPlan, Residence};
 
 use crate::cli::CliError;
@@ -19,7 +20,20 @@ pub fn run(
     memory_gib: Option<f64>,
 ) -> Result<(), CliError> {
     let (shape, matrices) = BuiltinCircuit::new(circuit, size, 0)?.planned_size().map_err(KeyStoreError::from)?;
-    let plan = MemoryPlan::new(&shape, Some(matrices));
+    println!("{circuit} 2^{size}: {} variables, domain 2^{}", shape.num_variables, size);
+    print_plan(settings, &shape, matrices, backend, memory_gib)
+}
+
+/// Prints the plan of proofs with a key of `shape` and a compiled circuit of `matrices`, item
+/// by item, and whether the device of `backend` (or a card of `memory_gib`) holds it.
+pub fn print_plan(
+    settings: &Settings,
+    shape: &KeyShape,
+    matrices: MatrixSize,
+    backend: BackendKind,
+    memory_gib: Option<f64>,
+) -> Result<(), CliError> {
+    let plan = MemoryPlan::new(shape, Some(matrices));
     let (device, capacity) = match memory_gib {
         Some(gib) if gib.is_finite() && gib > 0.0 => (format!("a {gib} GiB card"), (gib * (1u64 << 30) as f64) as u64),
         Some(gib) => return Err(CliError::Usage(format!("--memory-gib {gib}: expected a positive size"))),
@@ -32,7 +46,6 @@ pub fn run(
         }
     };
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    println!("{circuit} 2^{size}: {} variables, domain 2^{}", shape.num_variables, size);
     for item in &plan.items {
         let when = match item.residence {
             Residence::Resident => "resident",
