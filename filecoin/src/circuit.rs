@@ -161,7 +161,13 @@ impl PoRepPartition {
                 detail: format!("its witness has {} variables, the circuit {variables}", z.len()),
             });
         }
-        let inputs = &z[1..1 + expected.len()];
+        let Some(inputs) = z.get(1..1 + expected.len()) else {
+            return Err(FilecoinError::PublicInputs {
+                partition: index,
+                index: z.len().saturating_sub(1),
+                what: format!("filecoin-proofs derives {} inputs, the witness has {} values", expected.len(), z.len()),
+            });
+        };
         if let Some(i) = (0..expected.len()).find(|&i| inputs[i] != expected[i]) {
             return Err(FilecoinError::PublicInputs {
                 partition: index,
