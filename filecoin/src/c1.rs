@@ -20,22 +20,8 @@ use filecoin_proofs::SealCommitPhase1Output;
 use serde_json::Value;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 
-use crate::seal_proof::SealProof;
+use crate::seal_proof::{with_shape, SealProof};
 use crate::FilecoinError;
-
-/// Runs the generic function `$f::<Tree>` for the Merkle tree shape of `$sector`.
-macro_rules! with_shape {
-    ($sector:expr, $f:ident $(, $arg:expr)* $(,)?) => {
-        match $sector {
-            $crate::seal_proof::SectorSize::S2KiB => $f::<filecoin_proofs::SectorShape2KiB>($($arg),*),
-            $crate::seal_proof::SectorSize::S8MiB => $f::<filecoin_proofs::SectorShape8MiB>($($arg),*),
-            $crate::seal_proof::SectorSize::S512MiB => $f::<filecoin_proofs::SectorShape512MiB>($($arg),*),
-            $crate::seal_proof::SectorSize::S32GiB => $f::<filecoin_proofs::SectorShape32GiB>($($arg),*),
-            $crate::seal_proof::SectorSize::S64GiB => $f::<filecoin_proofs::SectorShape64GiB>($($arg),*),
-        }
-    };
-}
-pub(crate) use with_shape;
 
 /// A C1 output and the registered proof it was made for. The vanilla proofs are held as
 /// filecoin-proofs types them (`SealCommitPhase1Output<Tree>` of the sector's shape).
@@ -165,7 +151,7 @@ fn checked<Tree: 'static + MerkleTreeTrait>(
     if c1.vanilla_proofs.len() != expected {
         return Err(FilecoinError::PartitionCount { proof, file: c1.vanilla_proofs.len(), expected });
     }
-    let challenges = crate::circuit::challenges_per_partition(proof)?;
+    let challenges = proof.challenges_per_partition()?;
     if let Some((partition, p)) = c1.vanilla_proofs.iter().enumerate().find(|(_, p)| p.len() != challenges) {
         return Err(FilecoinError::ChallengeCount { proof, partition, file: p.len(), expected: challenges });
     }

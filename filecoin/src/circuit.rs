@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use filecoin_hashers::{Domain, Hasher};
-use filecoin_proofs::{
-    as_safe_commitment, parameters::setup_params, DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output,
-};
+use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output};
 use g16::compiled::CompiledCircuit;
 use g16::backend::Backend;
 use g16::engine::{CircuitKey, Engine, Partition};
@@ -17,43 +15,18 @@ use g16::prover::Randomness;
 use g16::{Fr, Proof, ProveError};
 use g16_bellperson::scalar::to_fr;
 use g16_bellperson::DecodedParams;
-use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::{parameter_cache_params_path, parameter_cache_verifying_key_path};
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg, Tau};
+use storage_proofs_porep::stacked::{self, StackedDrg, Tau};
 
-use crate::c1::{with_shape, C1Output};
-use crate::seal_proof::SealProof;
+use crate::c1::C1Output;
+use crate::seal_proof::{public_params, with_shape, Compound, SealProof};
 use crate::FilecoinError;
 
 /// The bytes of one partition's proof in the C2 output (bellperson's encoding).
 pub const PARTITION_PROOF_BYTES: usize = g16_bellperson::proof::PROOF_BYTES;
-
-type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
-type VanillaParams<Tree> = stacked::PublicParams<Tree>;
-
-/// filecoin-proofs' public parameters of the proof, as its C2 sets them up.
-fn public_params<Tree: 'static + MerkleTreeTrait>(proof: SealProof) -> Result<VanillaParams<Tree>, FilecoinError> {
-    let config = proof.porep_config();
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(&config).map_err(FilecoinError::filecoin)?,
-        partitions: Some(usize::from(config.partitions)),
-        priority: false,
-    };
-    let params = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(&setup)
-        .map_err(FilecoinError::filecoin)?;
-    Ok(params.vanilla_params)
-}
-
-fn challenges_of<Tree: 'static + MerkleTreeTrait>(proof: SealProof) -> Result<usize, FilecoinError> {
-    Ok(public_params::<Tree>(proof)?.challenges.num_challenges_per_partition())
-}
-
-/// How many challenges a partition of `proof` answers (each is one vanilla proof).
-pub(crate) fn challenges_per_partition(proof: SealProof) -> Result<usize, FilecoinError> {
-    with_shape!(proof.sector, challenges_of, proof)
-}
 
 /// A registered proof's partition circuit, compiled for g16: the R1CS that the parameters were
 /// made from (storage-proofs' blank circuit, recorded without a witness).

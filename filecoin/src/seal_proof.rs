@@ -1,13 +1,36 @@
 //! The registered seal proofs g16 proves: which sector size, API version and features a C1
-//! output was made for, named as filecoin-proofs-api (and lotus, curio) name them.
+//! output was made for, named as filecoin-proofs-api (and lotus, curio) name them; their
+//! filecoin-proofs configuration and public parameters, and the dispatch from a sector size to
+//! its Merkle tree type (`with_shape!`) that the generic code below goes through.
 
-use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
+use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{
-    PoRepConfig, SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB,
-    SECTOR_SIZE_64_GIB, SECTOR_SIZE_8_MIB,
+    DefaultPieceHasher, PoRepConfig, SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
+    SECTOR_SIZE_8_MIB,
 };
+use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 
 use crate::FilecoinError;
+
+/// Runs the generic function `$f::<Tree>` for the Merkle tree shape of `$sector`.
+macro_rules! with_shape {
+    ($sector:expr, $f:ident $(, $arg:expr)* $(,)?) => {
+        match $sector {
+            $crate::seal_proof::SectorSize::S2KiB => $f::<filecoin_proofs::SectorShape2KiB>($($arg),*),
+            $crate::seal_proof::SectorSize::S8MiB => $f::<filecoin_proofs::SectorShape8MiB>($($arg),*),
+            $crate::seal_proof::SectorSize::S512MiB => $f::<filecoin_proofs::SectorShape512MiB>($($arg),*),
+            $crate::seal_proof::SectorSize::S32GiB => $f::<filecoin_proofs::SectorShape32GiB>($($arg),*),
+            $crate::seal_proof::SectorSize::S64GiB => $f::<filecoin_proofs::SectorShape64GiB>($($arg),*),
+        }
+    };
+}
+pub(crate) use with_shape;
+
+pub(crate) type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+type VanillaParams<Tree> = stacked::PublicParams<Tree>;
 
 /// A sector size Filecoin seals, with its Merkle tree shape (`filecoin_proofs::SectorShape…`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,12 +134,35 @@ impl SealProof {
             .expect("one feature conflicts with none")
     }
 
+    /// How many challenges a partition answers (each is one vanilla proof).
+    pub(crate) fn challenges_per_partition(self) -> Result<usize, FilecoinError> {
+        with_shape!(self.sector, challenges_of, self)
+    }
+
     /// The name of the vanilla proofs' variant in filecoin-proofs-api's JSON, which every
     /// version of a sector size shares (`StackedDrg2KiBV1`).
     pub(crate) fn vanilla_variant(self) -> String {
         format!("StackedDrg{}V1", self.sector.name())
     }
 }
+
+/// filecoin-proofs' public parameters of the proof, as its C2 sets them up.
+pub(crate) fn public_params<Tree: 'static + MerkleTreeTrait>(proof: SealProof) -> Result<VanillaParams<Tree>, FilecoinError> {
+    let config = proof.porep_config();
+    let setup = compound_proof::SetupParams {
+        vanilla_params: setup_params(&config).map_err(FilecoinError::filecoin)?,
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    };
+    let params = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(&setup)
+        .map_err(FilecoinError::filecoin)?;
+    Ok(params.vanilla_params)
+}
+
+fn challenges_of<Tree: 'static + MerkleTreeTrait>(proof: SealProof) -> Result<usize, FilecoinError> {
+    Ok(public_params::<Tree>(proof)?.challenges.num_challenges_per_partition())
+}
+
 
 impl std::fmt::Display for SealProof {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
