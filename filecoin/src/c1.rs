@@ -13,7 +13,7 @@
 //! to the proof before anything is synthesized: the name, the number of partitions and of
 //! challenges a partition, nonzero commitments and seed.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::path::Path;
 
 use filecoin_proofs::SealCommitPhase1Output;
@@ -136,11 +136,25 @@ fn api_json<Tree: 'static + MerkleTreeTrait>(c1: &C1Output) -> Result<Vec<u8>, F
     Ok(serde_json::to_vec(&value)?)
 }
 
-/// The counts and the nonzero fields filecoin-proofs' C2 insists on, checked before any work.
+fn tree_of<Tree: 'static + MerkleTreeTrait>() -> TypeId {
+    TypeId::of::<Tree>()
+}
+
+/// The tree shape, the counts and the nonzero fields filecoin-proofs' C2 insists on, checked
+/// before any work. Every `C1Output` is made here, so its typed output is always of its proof's
+/// tree shape.
 fn checked<Tree: 'static + MerkleTreeTrait>(
     proof: SealProof,
     c1: SealCommitPhase1Output<Tree>,
 ) -> Result<C1Output, FilecoinError> {
+    if TypeId::of::<Tree>() != with_shape!(proof.sector, tree_of) {
+        return Err(FilecoinError::VanillaShape {
+            proof,
+            partition: 0,
+            challenge: 0,
+            detail: format!("the output was made for the tree {}", std::any::type_name::<Tree>()),
+        });
+    }
     for (name, bytes) in [("comm_r", &c1.comm_r), ("comm_d", &c1.comm_d), ("seed", &c1.seed)] {
         if bytes.iter().all(|&b| b == 0) {
             return Err(FilecoinError::Zero(name));

@@ -51,6 +51,10 @@ fn a_c1_output_for_another_proof_or_sector_size_is_refused() {
     let err = C1Output::from_json(&sector().raw_json, Some(gib32)).err().expect("refused");
     assert!(matches!(err, FilecoinError::PartitionCount { file: 1, expected: 10, .. }), "{err}");
 
+    // A typed output of the 2 KiB tree, said to be a 32 GiB sector's.
+    let err = C1Output::from_typed(gib32, seal(proof(), 3).c1).err().expect("refused");
+    assert!(matches!(err, FilecoinError::VanillaShape { .. }), "{err}");
+
     // Non-interactive PoRep (aggregated, another SRS) is not proven here, and says so.
     let mut v = api_value();
     v["registered_proof"] = "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep".into();

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use g16::backend::{Backend, BackendKind};
-use g16::backends::{self, parse_device_list, AnyBackend};
 use g16::compiled::file::CircuitFile;
 use g16::engine::{Engine, EngineConfig, EngineDevice};
 use g16::prover::OnBackend;
@@ -84,12 +83,6 @@ pub fn run(settings: &Settings, command: FilecoinCommand) -> Result<(), CliError
     }
 }
 
-impl From<FilecoinError> for CliError {
-    fn from(e: FilecoinError) -> CliError {
-        CliError::Usage(e.to_string())
-    }
-}
-
 fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
     let started = Instant::now();
     let asked = args.proof.as_deref().map(str::parse::<SealProof>).transpose()?;
@@ -109,7 +102,7 @@ fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
     let proof = c1.seal_proof();
     phase("read_c1", &mut at);
 
-    let opened = open_backends(settings, &args)?;
+    let opened = crate::cli::prove::open_backends(settings, args.devices.as_deref(), args.backend)?;
     phase("open_devices", &mut at);
 
     let circuit = compiled_circuit(settings, proof)?;
@@ -254,19 +247,6 @@ fn peak_host_gib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib: f64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / (1u64 << 20) as f64)
-}
-
-fn open_backends(settings: &Settings, args: &C2Args) -> Result<Vec<(String, AnyBackend)>, CliError> {
-    Ok(match &args.devices {
-        Some(list) => parse_device_list(list)?
-            .into_iter()
-            .map(|spec| Ok((spec.label(), backends::open_spec(&spec, settings)?)))
-            .collect::<Result<_, CliError>>()?,
-        None => {
-            let b = backends::open(args.backend, settings)?;
-            vec![(format!("{}:0", b.kind()), b)]
-        }
-    })
 }
 
 /// The proof's circuit: recorded from the blank circuit once (seconds at 2 KiB, minutes at

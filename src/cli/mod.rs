@@ -45,6 +45,9 @@ pub enum CliError {
     Io { what: String, source: std::io::Error },
     #[error(transparent)]
     Service(#[from] g16_service::ServiceError),
+    #[cfg(feature = "filecoin")]
+    #[error(transparent)]
+    Filecoin(#[from] g16_filecoin::FilecoinError),
     #[error("{0}")]
     Usage(String),
     /// A file that was read whole but failed its checks (`g16 inspect` of a key with a bad point).

@@ -206,24 +206,33 @@ pub fn run(settings: &Settings, args: ProveArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The devices of a `--devices` list, each labelled (`cuda:0`), or device 0 of `backend`.
+pub fn open_backends(
+    settings: &Settings,
+    devices: Option<&str>,
+    backend: BackendKind,
+) -> Result<Vec<(String, AnyBackend)>, CliError> {
+    Ok(match devices {
+        Some(list) => parse_device_list(list)?
+            .into_iter()
+            .map(|spec| Ok((spec.label(), backend::open_spec(&spec, settings)?)))
+            .collect::<Result<_, CliError>>()?,
+        None => {
+            let b = backend::open(backend, settings)?;
+            vec![(format!("{}:0", b.kind()), b)]
+        }
+    })
+}
+
 /// Opens the devices asked for and prepares the key on each.
 fn open_devices(
     settings: &Settings,
     args: &ProveArgs,
     tl: &Timeline,
 ) -> Result<Vec<EngineDevice<AnyBackend>>, CliError> {
-    let opened: Vec<(String, AnyBackend)> = {
+    let opened = {
         let _g = tl.span(Layer::Engine, "open_backend");
-        match &args.devices {
-            Some(list) => parse_device_list(list)?
-                .into_iter()
-                .map(|spec| Ok((spec.label(), backend::open_spec(&spec, settings)?)))
-                .collect::<Result<_, CliError>>()?,
-            None => {
-                let b = backend::open(args.backend, settings)?;
-                vec![(format!("{}:0", b.kind()), b)]
-            }
-        }
+        open_backends(settings, args.devices.as_deref(), args.backend)?
     };
     let store = settings.key_store();
     let key: CheckedKey = {
