@@ -423,7 +423,8 @@ fn a_closed_stdout_ends_a_command_quietly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `g16 filecoin c2` refuses bad input plainly, before any proof: a cut C1 file, one that names
+/// `g16 filecoin c2` refuses bad input plainly, before any proof (and `plan` records a partition's
+/// circuit and plans it): a cut C1 file, one that names
 /// no proof (and none given), an unknown proof, malformed ids, and a parameter directory
 /// without the sector's file (named). (The 2 KiB C1 output is a real one, sealed by
 /// filecoin-proofs from seed 1; the proofs themselves are tested in filecoin/tests/c2.rs.)
@@ -456,4 +457,11 @@ fn filecoin_c2_refuses_bad_input_plainly() {
     let missing = run(&["--c1", c1]);
     assert!(missing.contains(".params") && missing.contains("cannot read"), "{missing}");
     assert!(!sb.path("p").exists(), "nothing is written for a refused run");
+
+    // The partition's circuit recorded without a sector, its counts and plan.
+    let plan = sb.ok(&["filecoin", "plan", "--proof", "StackedDrg2KiBV1_1", "--memory-gib", "24"]);
+    assert!(plan.contains("2687921 constraints, 40 inputs"), "{plan}");
+    assert!(plan.contains("domain 2^22") && plan.contains("fits a 24 GiB card"), "{plan}");
+    assert!(sb.fails(&["filecoin", "plan", "--proof", "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", "--memory-gib", "24"])
+        .contains("unsupported registered proof"));
 }
