@@ -89,6 +89,16 @@ pub fn random_outside_subgroup<C: SWCurveConfig, R: Rng>(rng: &mut R) -> Affine<
     }
 }
 
+/// A G1 point outside the subgroup whose outside part has order 3, the smallest the cofactor
+/// allows: `P + T` for `P` in G1 and `T = (0, 2)` (`−T` when `minus`), a point of order 3 on
+/// y² = x³ + 4. Random linear combinations miss such points a third of the time; pairs `P + T`,
+/// `Q − T` cancel in any sum holding both.
+pub fn g1_with_order_three_part(p: crate::curve::G1Affine, minus: bool) -> crate::curve::G1Affine {
+    let t = crate::curve::G1Affine::new_unchecked(ark_bls12_381::Fq::from(0u64), ark_bls12_381::Fq::from(2u64));
+    let t = if minus { -t } else { t };
+    (p + t).into_affine()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

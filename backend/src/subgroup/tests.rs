@@ -72,3 +72,119 @@ fn the_first_point_outside_is_found() {
     g2[0] = G2Affine::zero();
     assert_eq!(first_outside_g2(&g2), Some(299), "the last point");
 }
+
+mod batched_checks {
+    use super::super::batched::{each_first_outside, first_outside_with, Plan, SOUNDNESS_BITS};
+    use super::*;
+    use crate::sample::g1_with_order_three_part;
+
+    fn soundness(plan: Plan) -> u32 {
+        plan.bucket_bits * plan.passes
+    }
+
+    #[test]
+    fn plans_batch_only_where_it_pays_and_keep_the_soundness() {
+        assert_eq!(Plan::for_points(0, G1_CHECK_IN_ADDITIONS), None);
+        assert_eq!(Plan::for_points(300, G1_CHECK_IN_ADDITIONS), None, "a handful of points: one by one");
+        for n in [1 << 12, 1 << 16, 1 << 20, 1 << 26] {
+            for cost in [G1_CHECK_IN_ADDITIONS, G2_CHECK_IN_ADDITIONS] {
+                let plan = Plan::for_points(n, cost).unwrap_or_else(|| panic!("{n} points batch"));
+                assert!(soundness(plan) >= SOUNDNESS_BITS, "{plan:?}");
+            }
+        }
+    }
+
+    /// Whatever the partition, a single bad point is always in a bucket whose sum leaves the
+    /// subgroup: even one pass of two buckets finds it, at its index.
+    #[test]
+    fn a_single_bad_point_is_found_by_any_pass() {
+        let mut rng = test_rng("a_single_bad_point_is_found_by_any_pass");
+        let mut g1 = random_points::<G1Projective, _>(5000, &mut rng);
+        g1[3] = G1Affine::zero();
+        let one = Plan { bucket_bits: 1, passes: 1 };
+        assert_eq!(first_outside_with(&g1, one), None);
+        for _ in 0..20 {
+            let at = rng.gen_range(0..g1.len());
+            let keep = g1[at];
+            g1[at] =
+                if rng.gen() { g1_with_order_three_part(keep, rng.gen()) } else { random_outside_subgroup(&mut rng) };
+            assert_eq!(first_outside_with(&g1, one), Some(at));
+            g1[at] = keep;
+        }
+        let mut g2 = random_points::<G2Projective, _>(2000, &mut rng);
+        assert_eq!(first_outside_with(&g2, one), None);
+        g2[1999] = random_outside_subgroup(&mut rng);
+        assert_eq!(first_outside_with(&g2, one), Some(1999));
+    }
+
+    /// Pairs P + T, Q − T with T of order 3 cancel when they share a bucket: one pass of two
+    /// buckets misses a single such pair half the time (what the bound allows), the full plan
+    /// never in practice.
+    #[test]
+    fn cancelling_pairs_are_caught_at_the_plans_soundness() {
+        let mut rng = test_rng("cancelling_pairs_are_caught_at_the_plans_soundness");
+        let mut g1 = random_points::<G1Projective, _>(4000, &mut rng);
+        let (i, j) = (1000, 3000);
+        g1[i] = g1_with_order_three_part(g1[i], false);
+        g1[j] = g1_with_order_three_part(g1[j], true);
+        let sum = (g1[i] + g1[j]).into_affine();
+        assert!(sum.is_in_correct_subgroup_assuming_on_curve(), "the pair's sum is in G1");
+        let one = Plan { bucket_bits: 1, passes: 1 };
+        let missed = (0..200).filter(|_| first_outside_with(&g1, one).is_none()).count();
+        assert!((60..=140).contains(&missed), "one pass of two buckets missed the pair {missed} times in 200");
+        let plan = Plan::for_points(g1.len(), G1_CHECK_IN_ADDITIONS).unwrap();
+        for _ in 0..20 {
+            assert_eq!(first_outside_with(&g1, plan), Some(i), "{plan:?}");
+        }
+        // Many cancelling pairs and random outsiders among them: the lowest is named.
+        let mut bad: Vec<usize> = (0..40).map(|_| rng.gen_range(0..g1.len())).collect();
+        for (k, &at) in bad.iter().enumerate() {
+            g1[at] = g1_with_order_three_part(random_points::<G1Projective, _>(1, &mut rng)[0], k % 2 == 1);
+        }
+        bad.extend([i, j]);
+        assert_eq!(first_outside_with(&g1, plan), bad.iter().min().copied());
+        assert_eq!(each_first_outside(&g1), bad.iter().min().copied());
+    }
+
+    /// What a key's query looks like to the host: a million points, one bad one anywhere, found
+    /// by the plan the host picks and named by its index.
+    #[test]
+    fn one_bad_point_among_a_million_is_named() {
+        let mut rng = test_rng("one_bad_point_among_a_million_is_named");
+        let n = 1 << 20;
+        let mut g1 = random_points::<G1Projective, _>(n, &mut rng);
+        assert_eq!(first_outside_g1(&g1), None);
+        let at = rng.gen_range(0..n);
+        g1[at] = g1_with_order_three_part(g1[at], rng.gen());
+        assert_eq!(first_outside_g1(&g1), Some(at));
+        let mut g2 = random_points::<G2Projective, _>(1 << 16, &mut rng);
+        assert_eq!(first_outside_g2(&g2), None);
+        let at = rng.gen_range(0..g2.len());
+        g2[at] = random_outside_subgroup(&mut rng);
+        assert_eq!(first_outside_g2(&g2), Some(at));
+    }
+
+    /// A key's queries as one batch: empty and one-point vectors among long ones, the bad point
+    /// named by its vector and its index there.
+    #[test]
+    fn vectors_checked_as_one_batch_name_the_vector() {
+        use super::super::first_outside_g1_among;
+        let mut rng = test_rng("vectors_checked_as_one_batch_name_the_vector");
+        let a = random_points::<G1Projective, _>(3000, &mut rng);
+        let mut b = random_points::<G1Projective, _>(5000, &mut rng);
+        let one = random_points::<G1Projective, _>(1, &mut rng);
+        let empty: Vec<G1Affine> = Vec::new();
+        assert_eq!(first_outside_g1_among(&[&one, &empty, &a, &empty, &b]), None);
+        assert_eq!(first_outside_g1_among(&[]), None);
+        for at in [0, 1, 2500, 4999] {
+            let keep = b[at];
+            b[at] = g1_with_order_three_part(keep, rng.gen());
+            assert_eq!(first_outside_g1_among(&[&one, &empty, &a, &empty, &b]), Some((4, at)));
+            assert_eq!(first_outside_with(&b, Plan { bucket_bits: 1, passes: 1 }), Some(at));
+            b[at] = keep;
+        }
+        let bad_one = [g1_with_order_three_part(one[0], false)];
+        b[7] = random_outside_subgroup(&mut rng);
+        assert_eq!(first_outside_g1_among(&[&a, &empty, &bad_one, &b]), Some((2, 0)), "the first in order");
+    }
+}

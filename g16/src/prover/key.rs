@@ -275,17 +275,15 @@ fn check_curve<C: SWCurveConfig>(query: &'static str, points: &[Affine<C>]) -> R
 /// costs more than their checks.
 const ON_HOST_BELOW: usize = 1 << 12;
 
-/// The first point of `points` outside the subgroup, named; on the host for short vectors,
-/// on `checker` otherwise.
-fn check_subgroup<P>(
-    checker: &dyn SubgroupCheck,
-    query: &'static str,
-    points: &[P],
-    on: impl Fn(&dyn SubgroupCheck, &[P]) -> Result<Option<usize>, g16_backend::BackendError>,
+/// The first bad point of `queries`, named by its query and index.
+fn named(
+    queries: &[&'static str],
+    found: Result<Option<(usize, usize)>, g16_backend::BackendError>,
 ) -> Result<(), KeyError> {
-    let checker = if points.len() < ON_HOST_BELOW { &OnHost as &dyn SubgroupCheck } else { checker };
-    match on(checker, points).map_err(KeyError::Check)? {
-        Some(index) => Err(KeyError::InvalidPoint { query, index, problem: PointProblem::NotInSubgroup }),
+    match found.map_err(KeyError::Check)? {
+        Some((k, index)) => {
+            Err(KeyError::InvalidPoint { query: queries[k], index, problem: PointProblem::NotInSubgroup })
+        }
         None => Ok(()),
     }
 }
@@ -324,12 +322,10 @@ fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap) -> Result<KeySha
         PointChecks::CurveOnly => None,
     };
     if let Some(checker) = checker {
-        for (query, points) in g1 {
-            check_subgroup(checker, query, points, |c, p| c.first_outside_g1(p))?;
-        }
-        for (query, points) in g2 {
-            check_subgroup(checker, query, points, |c, p| c.first_outside_g2(p))?;
-        }
+        let (names, vectors): (Vec<_>, Vec<_>) = g1.into_iter().unzip();
+        named(&names, checker.first_outside_g1_among(&vectors, ON_HOST_BELOW))?;
+        let (names, vectors): (Vec<_>, Vec<_>) = g2.into_iter().unzip();
+        named(&names, checker.first_outside_g2_among(&vectors, ON_HOST_BELOW))?;
     }
     // The trapdoor's images: with any of them the identity, the verifier's equation holds for
     // proofs of any statement (a key whose every point is the identity "verifies" anything).

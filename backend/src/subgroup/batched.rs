@@ -1,0 +1,220 @@
+//! Subgroup checks of many points at once: each pass splits the points into random buckets and
+//! checks each bucket's sum; a few hundred checks and one addition a point a pass stand in for
+//! a check a point, which costs about a hundred additions.
+//!
+//! Why it is sound. Let A be the group of the curve's points (E(Fq) for G1, E'(Fq²) for G2), G
+//! its prime-order subgroup and π: A → A/G the quotient. A bucket's sum is in G exactly when
+//! the π(Pᵢ) of its points add up to zero. Take any point j outside G (π(Pⱼ) ≠ 0) and fix every
+//! other point's bucket: the pass misses only if no bucket's sum leaves G, so at most one
+//! bucket may hold a non-zero sum of the others' π, and Pⱼ must fall in exactly that one (in an
+//! all-zero bucket it would leave π(Pⱼ) there). That is one choice of `m`, so a pass misses a
+//! key with any number of bad points, however they were chosen to cancel, with probability at
+//! most 1/m, and `passes` independent passes with at most m^-passes ≤ 2^-[`SOUNDNESS_BITS`].
+//! Nothing depends on the cofactor's factors: a random linear combination Σ cᵢ·Pᵢ instead
+//! misses a G1 point whose outside part has order 3 a third of the time.
+//!
+//! The buckets are drawn from the operating system's generator after the points are read, so
+//! the author of a key cannot aim at them. A bucket whose sum leaves G holds a bad point: the
+//! points of failing buckets are then checked one by one and the lowest bad index returned,
+//! which is the first bad point of all unless every pass hid that one (at most m^-passes).
+
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
+use ark_ec::CurveGroup;
+use ark_ff::Zero;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+/// A key with a point outside the subgroup passes with probability at most 2^-SOUNDNESS_BITS.
+pub const SOUNDNESS_BITS: u32 = 128;
+
+/// At most 2^16 buckets a pass: more only pays for inputs far larger than a key's queries.
+const MAX_BUCKET_BITS: u32 = 16;
+
+/// How the points are checked: `passes` random partitions into `2^bucket_bits` buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub bucket_bits: u32,
+    pub passes: u32,
+}
+
+impl Plan {
+    /// The cheapest plan for `n` points when one point's check costs `check_cost` mixed
+    /// additions (a pass costs n additions and 2^bits checks), or None when checking each point
+    /// costs less.
+    pub fn for_points(n: usize, check_cost: u32) -> Option<Plan> {
+        let per_point = n as f64 * f64::from(check_cost);
+        (1..=MAX_BUCKET_BITS)
+            .map(|bucket_bits| {
+                let plan = Plan { bucket_bits, passes: SOUNDNESS_BITS.div_ceil(bucket_bits) };
+                (plan.cost(n, check_cost), plan)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|(cost, _)| *cost < per_point)
+            .map(|(_, plan)| plan)
+    }
+
+    /// In mixed additions.
+    fn cost(&self, n: usize, check_cost: u32) -> f64 {
+        f64::from(self.passes) * (n as f64 + (1u64 << self.bucket_bits) as f64 * f64::from(check_cost))
+    }
+
+    fn buckets(&self) -> usize {
+        1 << self.bucket_bits
+    }
+}
+
+/// Each point's bucket in each pass, drawn from one seed so that any stretch of points can be
+/// dealt again (to find the members of a failing bucket) without storing the deal.
+struct Deal {
+    seed: [u8; 32],
+    plan: Plan,
+    /// 64-bit words of the stream a point takes.
+    words: u32,
+}
+
+impl Deal {
+    fn new(plan: Plan) -> Deal {
+        let mut seed = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut seed);
+        Deal { seed, plan, words: plan.passes.div_ceil(64 / plan.bucket_bits) }
+    }
+
+    /// Calls `f(i, pass, bucket)` for points `start..start + len`.
+    fn deal(&self, start: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let mut rng = ChaCha20Rng::from_seed(self.seed);
+        // The stream's position counts 32-bit words.
+        rng.set_word_pos(start as u128 * u128::from(self.words) * 2);
+        let mask = (1u64 << self.plan.bucket_bits) - 1;
+        for i in start..start + len {
+            let (mut bits, mut left, mut drawn) = (0u64, 0u32, 0u32);
+            for pass in 0..self.plan.passes as usize {
+                if left < self.plan.bucket_bits {
+                    // A pass's bits never straddle two words: the rest of a word is dropped.
+                    bits = rng.next_u64();
+                    left = 64;
+                    drawn += 1;
+                }
+                f(i, pass, (bits & mask) as usize);
+                bits >>= self.plan.bucket_bits;
+                left -= self.plan.bucket_bits;
+            }
+            // Keep every point at its own fixed offset in the stream.
+            for _ in drawn..self.words {
+                rng.next_u64();
+            }
+        }
+    }
+}
+
+/// The index of the first point outside the prime-order subgroup (see the module's text for
+/// how first), or None; every point must be on the curve. `check_cost`: one point's check in
+/// mixed additions, which decides whether batching pays.
+pub fn first_outside<C: SWCurveConfig>(points: &[Affine<C>], check_cost: u32) -> Option<usize> {
+    first_outside_among(&[points], check_cost).map(|(_, i)| i)
+}
+
+/// [`first_outside`] for several vectors checked as one batch (a key's queries: one batch of a
+/// few hundred bucket checks instead of one a query), the first bad point named by its vector
+/// and its index there.
+pub fn first_outside_among<C: SWCurveConfig>(vectors: &[&[Affine<C>]], check_cost: u32) -> Option<(usize, usize)> {
+    let n = vectors.iter().map(|v| v.len()).sum();
+    match Plan::for_points(n, check_cost) {
+        Some(plan) => first_outside_among_with(vectors, plan),
+        None => vectors.iter().enumerate().find_map(|(k, v)| Some((k, each_first_outside(v)?))),
+    }
+}
+
+/// Point by point.
+pub fn each_first_outside<C: SWCurveConfig>(points: &[Affine<C>]) -> Option<usize> {
+    points.par_iter().position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve())
+}
+
+/// [`first_outside`] with a given plan.
+pub fn first_outside_with<C: SWCurveConfig>(points: &[Affine<C>], plan: Plan) -> Option<usize> {
+    first_outside_among_with(&[points], plan).map(|(_, i)| i)
+}
+
+/// Vectors read as one, by a global index.
+struct Joined<'a, C: SWCurveConfig> {
+    vectors: &'a [&'a [Affine<C>]],
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl<'a, C: SWCurveConfig> Joined<'a, C> {
+    fn new(vectors: &'a [&'a [Affine<C>]]) -> Self {
+        let mut starts = Vec::with_capacity(vectors.len());
+        let mut len = 0;
+        for v in vectors {
+            starts.push(len);
+            len += v.len();
+        }
+        Joined { vectors, starts, len }
+    }
+
+    /// (vector, index in it) of global index `i < len`: the last vector starting at or before
+    /// `i` (empty vectors start where the next one does, so they are never it).
+    fn locate(&self, i: usize) -> (usize, usize) {
+        let k = self.starts.partition_point(|&s| s <= i) - 1;
+        (k, i - self.starts[k])
+    }
+
+    fn get(&self, i: usize) -> &'a Affine<C> {
+        let (k, j) = self.locate(i);
+        &self.vectors[k][j]
+    }
+}
+
+/// [`first_outside_among`] with a given plan.
+pub fn first_outside_among_with<C: SWCurveConfig>(vectors: &[&[Affine<C>]], plan: Plan) -> Option<(usize, usize)> {
+    let points = Joined::new(vectors);
+    let deal = Deal::new(plan);
+    let m = plan.buckets();
+    let stretch = stretch_len(points.len);
+    let stretches = points.len.div_ceil(stretch);
+    let sums = (0..stretches)
+        .into_par_iter()
+        .map(|k| {
+            let (start, len) = (k * stretch, stretch.min(points.len - k * stretch));
+            let mut sums = vec![Projective::<C>::zero(); plan.passes as usize * m];
+            let mut point = points.get(start);
+            deal.deal(start, len, |i, pass, bucket| {
+                if pass == 0 {
+                    point = points.get(i);
+                }
+                sums[pass * m + bucket] += point;
+            });
+            sums
+        })
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+            a
+        })?;
+    let sums = Projective::normalize_batch(&sums);
+    let failing: Vec<bool> = sums.par_iter().map(|s| !s.is_in_correct_subgroup_assuming_on_curve()).collect();
+    if !failing.contains(&true) {
+        return None;
+    }
+    // The members of failing buckets, checked one by one in index order.
+    (0..stretches)
+        .into_par_iter()
+        .find_map_first(|k| {
+            let (start, len) = (k * stretch, stretch.min(points.len - k * stretch));
+            let mut suspects = Vec::new();
+            deal.deal(start, len, |i, pass, bucket| {
+                if failing[pass * m + bucket] && suspects.last() != Some(&i) {
+                    suspects.push(i);
+                }
+            });
+            suspects.into_iter().find(|&i| !points.get(i).is_in_correct_subgroup_assuming_on_curve())
+        })
+        .map(|i| points.locate(i))
+}
+
+/// Points dealt by one task: a few tasks a thread, each adding its own buckets (their sums are
+/// added at the end, so many small tasks would cost more than they balance).
+fn stretch_len(n: usize) -> usize {
+    let tasks = rayon::current_num_threads() * 2;
+    n.div_ceil(tasks).max(1 << 10)
+}
