@@ -38,13 +38,13 @@ pub const G2_PSI_Y: Fq2 = Fq2::new(
     ),
 );
 
-/// One G1 check (x² by Scott's test: about 128 doublings and a few additions) in mixed
-/// additions, as measured on x86-64 with arkworks' arithmetic (0.46 µs an addition, 48 µs a
-/// check; G2 1.5 and 67 µs): what decides whether batching pays
-/// ([`batched::Plan::for_points`]).
-pub const G1_CHECK_IN_ADDITIONS: u32 = 100;
-/// One G2 check (x by Scott's test: about 64 doublings over Fq²) in mixed additions over Fq².
-pub const G2_CHECK_IN_ADDITIONS: u32 = 45;
+/// One G1 check (x² by Scott's test: about 128 doublings and a few additions) in the batched
+/// checks' additions, as measured on x86-64 with arkworks' arithmetic (48 µs a check, 0.36 µs
+/// an affine addition in a batch; G2 67 and 1.04 µs): what decides whether batching pays and
+/// how ([`batched::Plan::for_points`]).
+pub const G1_CHECK_IN_ADDITIONS: u32 = 130;
+/// One G2 check (x by Scott's test: about 64 doublings over Fq²) in additions over Fq².
+pub const G2_CHECK_IN_ADDITIONS: u32 = 65;
 
 /// The index of the first point outside the prime-order subgroup, or None, point by point;
 /// every point must be on the curve. On rayon's pool: a check costs two scalar multiplications

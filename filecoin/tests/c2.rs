@@ -1,6 +1,6 @@
 //! Filecoin PoRep C2 by g16 on a real 2 KiB sector: the C1 output as lotus writes it, read by
-//! g16; the parameter file filecoin-proofs reads, read by g16 (every point checked on a GPU, the
-//! curve equations on the CPU: see `key_on`); the partition proven on g16's engine. For the same (r, s) the proof equals
+//! g16; the parameter file filecoin-proofs reads, read by g16 with every point checked (see
+//! `key_on`); the partition proven on g16's engine. For the same (r, s) the proof equals
 //! bellperson's `create_proof` byte for byte, and filecoin-proofs' `verify_seal` accepts g16's
 //! C2 output (with (r, s) fixed, and drawn from the OS as in production).
 //!
@@ -17,8 +17,8 @@ use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, DefaultPieceHasher};
 use g16::backend::{Backend, CpuBackend};
 use g16::engine::{Engine, EngineConfig, EngineDevice};
-use g16::prover::{OnBackend, PointChecks, Randomness};
-use g16::trust::{Checked, CheckedFiles};
+use g16::prover::{OnBackend, Randomness};
+use g16::trust::CheckedFiles;
 use g16::{CheckedKey, Timeline};
 use g16_bellperson::scalar::to_fr;
 use g16_filecoin::{prove_on, read_c2_output, C1Output, PoRepCircuit};
@@ -28,27 +28,20 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::parameter_cache::read_cached_params;
 use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg, Tau};
 
-/// The parameter file read against the circuit. On a GPU its points are checked on the device
-/// the first time its bytes are seen (recorded by digest under target/tmp, as `g16 filecoin c2`
-/// records them). On the CPU only the curve equations run: the file was made by bellperson's
-/// setup in this build's own fixture, the subgroup checks of bellperson files are tested on bad
-/// files (bellperson/tests/bad_params.rs), and checking ~11 M points one by one takes 10–15
-/// minutes on CI's two cores.
-fn key_on<B: Backend>(backend: &B, on_device: bool) -> CheckedKey {
+/// The parameter file read against the circuit, every point checked the first time its bytes
+/// are seen (recorded by digest under target/tmp, as `g16 filecoin c2` records them): on the
+/// device for a GPU backend, on the host's cores for the CPU, where the batched subgroup checks
+/// take ~11 M points in about a minute on CI's two cores (one by one they took 10–15 minutes).
+fn key_on<B: Backend>(backend: &B) -> CheckedKey {
     let decoded = circuit().read_params(&params_dir()).expect("g16 reads the parameter file");
     let files = CheckedFiles::new(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("checked"));
     let checker = OnBackend(backend);
     let digest = decoded.digest();
-    let (checks, how) = match on_device {
-        true => files.checks(&digest, &checker),
-        false => (PointChecks::CurveOnly, Checked::Before),
-    };
+    let (checks, how) = files.checks(&digest, &checker);
     let started = std::time::Instant::now();
     let key = decoded.check(checks, circuit().compiled()).expect("every point of the parameters checks");
     eprintln!("parameters checked ({how:?}) in {:.1} s", started.elapsed().as_secs_f64());
-    if on_device {
-        files.record(&digest).unwrap();
-    }
+    files.record(&digest).unwrap();
     key
 }
 
@@ -103,11 +96,11 @@ fn engine_on<B: Backend + 'static>(backend: B, key: CheckedKey, circuit: &PoRepC
 /// The whole check on one backend: g16's C2 of the lotus-format C1 output, bit-exact with
 /// bellperson for a fixed (r, s) and accepted by verify_seal, then once more with (r, s) from
 /// the OS, accepted too.
-fn c2_equals_bellperson_and_verifies<B: Backend + 'static>(backend: B, on_device: bool) {
+fn c2_equals_bellperson_and_verifies<B: Backend + 'static>(backend: B) {
     params_dir();
     params_file();
     let s = sector();
-    let key = key_on(&backend, on_device);
+    let key = key_on(&backend);
     let engine = engine_on(backend, key, circuit());
     let c1 = C1Output::from_json(&s.api_json(), None).expect("g16 reads the C1 JSON lotus writes");
     assert_eq!(c1.seal_proof(), proof());
@@ -135,7 +128,7 @@ fn c2_equals_bellperson_and_verifies<B: Backend + 'static>(backend: B, on_device
 
 #[test]
 fn cpu_c2_equals_bellperson_and_verify_seal_accepts_it() {
-    c2_equals_bellperson_and_verifies(CpuBackend::new(), false);
+    c2_equals_bellperson_and_verifies(CpuBackend::new());
 }
 
 /// The circuit g16 records from the blank circuit is the one the parameters were made from
@@ -173,7 +166,7 @@ mod gpu {
         let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", g16::backends::open(BackendKind::Cuda, &settings())) else {
             return;
         };
-        c2_equals_bellperson_and_verifies(b, true);
+        c2_equals_bellperson_and_verifies(b);
     }
 
     #[cfg(feature = "wgpu")]
@@ -183,6 +176,6 @@ mod gpu {
         let Some(b) = open_or_skip("wgpu", "G16_REQUIRE_WGPU", g16::backends::open(BackendKind::Wgpu, &settings())) else {
             return;
         };
-        c2_equals_bellperson_and_verifies(b, true);
+        c2_equals_bellperson_and_verifies(b);
     }
 }

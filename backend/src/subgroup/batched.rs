@@ -1,6 +1,7 @@
 //! Subgroup checks of many points at once: each pass splits the points into random buckets and
 //! checks each bucket's sum; a few hundred checks and one addition a point a pass stand in for
-//! a check a point, which costs about a hundred additions.
+//! a check a point, which costs about a hundred additions. The sums are made in affine
+//! coordinates, many additions sharing one inversion (`affine_sums`).
 //!
 //! Why it is sound. Let A be the group of the curve's points (E(Fq) for G1, E'(Fq²) for G2), G
 //! its prime-order subgroup and π: A → A/G the quotient. A bucket's sum is in G exactly when
@@ -25,6 +26,8 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
+mod affine_sums;
+
 /// A key with a point outside the subgroup passes with probability at most 2^-SOUNDNESS_BITS.
 pub const SOUNDNESS_BITS: u32 = 128;
 
@@ -39,9 +42,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The cheapest plan for `n` points when one point's check costs `check_cost` mixed
-    /// additions (a pass costs n additions and 2^bits checks), or None when checking each point
-    /// costs less.
+    /// The cheapest plan for `n` points when one point's check costs `check_cost` additions (a
+    /// pass costs n additions and 2^bits checks), or None when checking each point costs less.
     pub fn for_points(n: usize, check_cost: u32) -> Option<Plan> {
         let per_point = n as f64 * f64::from(check_cost);
         (1..=MAX_BUCKET_BITS)
@@ -54,7 +56,7 @@ impl Plan {
             .map(|(_, plan)| plan)
     }
 
-    /// In mixed additions.
+    /// In additions.
     fn cost(&self, n: usize, check_cost: u32) -> f64 {
         f64::from(self.passes) * (n as f64 + (1u64 << self.bucket_bits) as f64 * f64::from(check_cost))
     }
@@ -160,6 +162,12 @@ impl<'a, C: SWCurveConfig> Joined<'a, C> {
         (k, i - self.starts[k])
     }
 
+    /// Points `start..start + len`, in order.
+    fn range(&self, start: usize, len: usize) -> impl Iterator<Item = Affine<C>> + Clone + 'a {
+        let (k, j) = self.locate(start);
+        self.vectors[k..].iter().flat_map(|v| v.iter()).skip(j).take(len).copied()
+    }
+
     fn get(&self, i: usize) -> &'a Affine<C> {
         let (k, j) = self.locate(i);
         &self.vectors[k][j]
@@ -170,21 +178,27 @@ impl<'a, C: SWCurveConfig> Joined<'a, C> {
 pub fn first_outside_among_with<C: SWCurveConfig>(vectors: &[&[Affine<C>]], plan: Plan) -> Option<(usize, usize)> {
     let points = Joined::new(vectors);
     let deal = Deal::new(plan);
-    let m = plan.buckets();
+    let (m, passes) = (plan.buckets(), plan.passes as usize);
     let stretch = stretch_len(points.len);
     let stretches = points.len.div_ceil(stretch);
-    let sums = (0..stretches)
+    // A few tasks a thread, each summing a run of stretches into its own buckets.
+    let tasks = (rayon::current_num_threads() * 2).min(stretches);
+    let sums = (0..tasks)
         .into_par_iter()
-        .map(|k| {
-            let (start, len) = (k * stretch, stretch.min(points.len - k * stretch));
-            let mut sums = vec![Projective::<C>::zero(); plan.passes as usize * m];
-            let mut point = points.get(start);
-            deal.deal(start, len, |i, pass, bucket| {
-                if pass == 0 {
-                    point = points.get(i);
+        .map(|t| {
+            let mut sums = vec![Projective::<C>::zero(); passes * m];
+            let mut scratch = affine_sums::Scratch::new();
+            let mut dealt = Vec::new();
+            for k in (t * stretches / tasks)..((t + 1) * stretches / tasks) {
+                let (start, len) = (k * stretch, stretch.min(points.len - k * stretch));
+                dealt.clear();
+                dealt.resize(len * passes, 0u16);
+                deal.deal(start, len, |i, pass, bucket| dealt[(i - start) * passes + pass] = bucket as u16);
+                for (pass, sums) in sums.chunks_mut(m).enumerate() {
+                    let buckets = dealt[pass..].iter().step_by(passes).map(|&b| usize::from(b));
+                    affine_sums::add_into_buckets(points.range(start, len), buckets, sums, &mut scratch);
                 }
-                sums[pass * m + bucket] += point;
-            });
+            }
             sums
         })
         .reduce_with(|mut a, b| {
@@ -212,9 +226,8 @@ pub fn first_outside_among_with<C: SWCurveConfig>(vectors: &[&[Affine<C>]], plan
         .map(|i| points.locate(i))
 }
 
-/// Points dealt by one task: a few tasks a thread, each adding its own buckets (their sums are
-/// added at the end, so many small tasks would cost more than they balance).
+/// Points summed at a time: a few stretches a task, each small enough that its sorted copy
+/// stays in cache.
 fn stretch_len(n: usize) -> usize {
-    let tasks = rayon::current_num_threads() * 2;
-    n.div_ceil(tasks).max(1 << 10)
+    n.div_ceil(rayon::current_num_threads() * 4).clamp(1 << 10, 1 << 15)
 }
