@@ -72,9 +72,9 @@ pub(super) fn add_into_buckets<C: SWCurveConfig>(
     while (0..m).any(|b| s.ends[b] - s.starts[b] > 1) {
         halve_runs(s);
     }
-    for b in 0..m {
+    for (b, sum) in sums.iter_mut().enumerate().take(m) {
         if s.ends[b] > s.starts[b] {
-            sums[b] += &s.sorted[s.starts[b]];
+            *sum += &s.sorted[s.starts[b]];
         }
     }
 }
