@@ -237,11 +237,11 @@ impl Backend for CudaBackend {
     }
 
     fn first_outside_subgroup_g1(&self, points: &[G1Affine]) -> BackendResult<Option<usize>> {
-        Ok(self.gpu.subgroup.first_outside(&subgroup::G1, points, current_span())?)
+        Ok(self.gpu.subgroup.first_outside(&self.gpu.msm, &subgroup::G1, points, current_span())?)
     }
 
     fn first_outside_subgroup_g2(&self, points: &[G2Affine]) -> BackendResult<Option<usize>> {
-        Ok(self.gpu.subgroup.first_outside(&subgroup::G2, points, current_span())?)
+        Ok(self.gpu.subgroup.first_outside(&self.gpu.msm, &subgroup::G2, points, current_span())?)
     }
 
     /// The compute stream's work: shifted bases being made in the background are not waited for.

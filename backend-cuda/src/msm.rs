@@ -18,6 +18,7 @@ use ark_ff::{AdditiveGroup, Zero};
 use cudarc::driver::sys::CUevent_flags;
 use g16_backend::limbs::{self, FQ_WORDS, FR_WORDS, G1_WORDS, G1_XYZZ_WORDS, G2_WORDS, G2_XYZZ_WORDS};
 use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
+use g16_backend::subgroup;
 use g16_backend::timeline::SpanId;
 
 use crate::buffers::{Bases, FrBuffer, Workspace};
@@ -237,7 +238,7 @@ impl Msm {
                 available: 1 << 33,
             });
         }
-        let phases = Phases { msm: self, curve, plan, points, bases: dev.ptr(&bases.data), parent };
+        let phases = Phases { msm: self, span: curve.span, curve, plan, points, bases: dev.ptr(&bases.data), parent };
         let words = {
             let _op = dev.op();
             self.timing.span(curve.span, parent, || match phases.run(scalars_ptr) {
@@ -253,6 +254,44 @@ impl Msm {
         };
         let sums: Vec<Projective<C>> = words.chunks(curve.xyzz_words).map(curve.from_xyzz).collect();
         combine(&plan, &sums)
+    }
+}
+
+impl Msm {
+    /// The bucket sums of a random deal of `n` points at device address `points` (the batched
+    /// subgroup check, subgroup.rs): `plan.passes` windows of 2^bits buckets, each point in one
+    /// bucket a window as the keystream at `deal` says (`words` 64-bit words a point). Returns
+    /// the address of the passes·2^bits XYZZ sums, pass-major, in the workspace: valid until
+    /// the next MSM, so the caller holds the operation lock until the launches that read them
+    /// are queued. The phases' spans are named after `span`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dealt_sums<C: SWCurveConfig>(
+        &self,
+        curve: &Curve<C>,
+        span: &'static str,
+        (points, n): (u64, usize),
+        (deal, words): (u64, u32),
+        plan: subgroup::batched::Plan,
+        parent: Option<SpanId>,
+    ) -> Result<u64, CudaError> {
+        let layout = Layout { c: plan.bucket_bits + 1, windows: plan.passes, sets: plan.passes };
+        let plan = MsmPlan::new(n, layout, 0);
+        if plan.entries() as u64 >= 1 << 31 {
+            return Err(CudaError::OutOfMemory {
+                what: format!("{span} of {n} points (more than 2^31 bucket entries)"),
+                requested: plan.entries() as u64 * 4,
+                available: 1 << 33,
+            });
+        }
+        let phases = Phases { msm: self, span, curve, plan, points, bases: points, parent };
+        match phases.dealt_sums(deal, words) {
+            // The workspace of earlier MSMs may hold what this needs: free it, once.
+            Err(CudaError::OutOfMemory { .. }) => {
+                self.workspace.clear(&self.dev)?;
+                phases.dealt_sums(deal, words)
+            }
+            other => other,
+        }
     }
 }
 

@@ -404,13 +404,28 @@ pub fn first_unsatisfied_finds_the_first_row<B: Backend + ?Sized>(b: &B) {
 /// `first_outside_subgroup_g1` and `_g2` against the host's checks on fresh random points: none,
 /// the identity alone, short vectors that mix subgroup points, identities and points on the
 /// curve outside the subgroup; then one outsider in the middle of `sizes.subgroup_g1` (`_g2`)
-/// points, found at its index, and several, of which the lowest is found.
+/// points, found at its index, and several, of which the lowest is found; and a pair of G1
+/// points whose parts outside the subgroup cancel, found at the first.
 pub fn subgroup_checks_match_the_host<B: Backend + ?Sized>(b: &B, sizes: &Sizes) {
     let mut rng = test_rng("subgroup_checks_match_the_host");
     let g1 = ("G1", sizes.subgroup_g1);
     subgroup_check_matches::<g1::Config, _>(b, g1, &mut rng, |b, p| b.first_outside_subgroup_g1(p));
     let g2 = ("G2", sizes.subgroup_g2);
     subgroup_check_matches::<g2::Config, _>(b, g2, &mut rng, |b, p| b.first_outside_subgroup_g2(p));
+    // A pair whose parts outside G1 cancel (P + T and Q − T, T of order 3): a batched check
+    // that put both in one bucket in every pass would pass it.
+    use rand::Rng;
+    let n = sizes.subgroup_g1;
+    let mut points = random_points::<G1Projective, _>(n, &mut rng);
+    let (i, j) = (rng.gen_range(0..n / 2), rng.gen_range(n / 2..n));
+    points[i] = crate::sample::g1_with_order_three_part(points[i], false);
+    points[j] = crate::sample::g1_with_order_three_part(points[j], true);
+    assert!((points[i] + points[j]).into_affine().is_in_correct_subgroup_assuming_on_curve());
+    assert_eq!(
+        b.first_outside_subgroup_g1(&points).expect("subgroup check"),
+        Some(i),
+        "G1: a cancelling pair among {n} points"
+    );
 }
 
 fn subgroup_check_matches<C: SWCurveConfig, B: Backend + ?Sized>(

@@ -13,6 +13,7 @@ use crate::error::ArgumentMismatch;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {
     U32,
+    U64,
     Fr,
     Fq,
     Fq2,
@@ -66,6 +67,13 @@ const fn u32(name: &'static str) -> Param {
 fn digit_params(rest: &[Param]) -> Vec<Param> {
     let layout = [read("scalars", Elem::Fr), u32("n"), u32("c"), u32("windows"), u32("stride")];
     layout.iter().chain(rest).copied().collect()
+}
+
+/// The parameters of the batched subgroup check's sort (kernels/curve/subgroup.cu): the deal
+/// and its shape, then `out` and perhaps `then`.
+fn deal_params(out: Param, then: Option<Param>) -> Vec<Param> {
+    let deal = [read("deal", Elem::U64), u32("n"), u32("bits"), u32("passes"), u32("words"), out];
+    deal.iter().copied().chain(then).collect()
 }
 
 /// A launch argument: a device address (`CudaDevice::ptr`, possibly offset) or a value.
@@ -154,10 +162,13 @@ pub enum Kernel {
     ShiftBases(Curve),
     FixedBase(Curve),
     SubgroupCheck(Curve),
+    SubgroupDealCount,
+    SubgroupDealScatter,
+    SubgroupCheckSums(Curve),
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 32] = [
+    pub const ALL: [Kernel; 36] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::FrMul,
@@ -190,6 +201,10 @@ impl Kernel {
         Kernel::FixedBase(Curve::G2),
         Kernel::SubgroupCheck(Curve::G1),
         Kernel::SubgroupCheck(Curve::G2),
+        Kernel::SubgroupDealCount,
+        Kernel::SubgroupDealScatter,
+        Kernel::SubgroupCheckSums(Curve::G1),
+        Kernel::SubgroupCheckSums(Curve::G2),
     ];
 
     /// The kernel's symbol (its `extern "C"` name).
@@ -228,6 +243,10 @@ impl Kernel {
             Kernel::FixedBase(G2) => "g2_fixed_base",
             Kernel::SubgroupCheck(G1) => "g1_subgroup_check",
             Kernel::SubgroupCheck(G2) => "g2_subgroup_check",
+            Kernel::SubgroupDealCount => "subgroup_deal_count",
+            Kernel::SubgroupDealScatter => "subgroup_deal_scatter",
+            Kernel::SubgroupCheckSums(G1) => "g1_subgroup_check_sums",
+            Kernel::SubgroupCheckSums(G2) => "g2_subgroup_check_sums",
         }
     }
 
@@ -254,7 +273,10 @@ impl Kernel {
             | Kernel::OnesSum(_)
             | Kernel::ShiftBases(_) => "msm",
             Kernel::FixedBase(_) => "fixed_base",
-            Kernel::SubgroupCheck(_) => "subgroup",
+            Kernel::SubgroupCheck(_)
+            | Kernel::SubgroupDealCount
+            | Kernel::SubgroupDealScatter
+            | Kernel::SubgroupCheckSums(_) => "subgroup",
         }
     }
 
@@ -371,6 +393,11 @@ impl Kernel {
             ],
             Kernel::SubgroupCheck(c) => {
                 vec![read("points", c.affine()), u32("count"), read("endo", c.field()), write("first", U32)]
+            }
+            Kernel::SubgroupDealCount => deal_params(write("counts", U32), None),
+            Kernel::SubgroupDealScatter => deal_params(write("cursor", U32), Some(write("sorted", U32))),
+            Kernel::SubgroupCheckSums(c) => {
+                vec![read("sums", c.xyzz()), u32("count"), read("endo", c.field()), write("first", U32)]
             }
         }
     }

@@ -1,5 +1,6 @@
 //! One MSM's four phases (digits, sort, accumulate, reduce), each a device span under the
-//! MSM's own, with their buffers from the MSM's workspace.
+//! MSM's own, with their buffers from the MSM's workspace. The first three also sum the buckets
+//! of the batched subgroup check (`subgroup.rs`), whose entries come from a random deal.
 
 use ark_ec::short_weierstrass::SWCurveConfig;
 use g16_backend::timeline::SpanId;
@@ -12,6 +13,8 @@ use crate::error::CudaError;
 /// only for the final download.
 pub(super) struct Phases<'a, C: SWCurveConfig> {
     pub msm: &'a Msm,
+    /// The span the phases' spans are named after (`msm_g1.digits`, …).
+    pub span: &'static str,
     pub curve: &'a Curve<C>,
     pub plan: MsmPlan,
     /// The points the entries index: the bases (windowed) or their table (shared).
@@ -19,6 +22,16 @@ pub(super) struct Phases<'a, C: SWCurveConfig> {
     /// The bases themselves, for the ones of the 0/1 split.
     pub bases: u64,
     pub parent: Option<SpanId>,
+}
+
+/// Where the buckets' entries come from.
+#[derive(Clone, Copy)]
+pub(super) enum Entries {
+    /// The scalars' signed digits, scalars equal to 1 split off where `split` is 1.
+    Digits { scalars: u64, split: u32 },
+    /// A random deal: each point in one bucket a window (a pass), as the keystream `deal` says
+    /// (`words` 64-bit words a point; the layout's c − 1 bits a pass).
+    Dealt { deal: u64, words: u32 },
 }
 
 /// The digits' outputs that later phases read.
@@ -33,11 +46,19 @@ struct Digits {
 impl<C: SWCurveConfig> Phases<'_, C> {
     /// The sets' sums and the ones' sum, as XYZZ words.
     pub fn run(&self, scalars: u64) -> Result<Vec<u32>, CudaError> {
-        let split = u32::from(self.msm.ones_split());
-        let digits = self.digits(scalars, split)?;
-        let (offsets, sorted) = self.sort(scalars, split, &digits)?;
+        let entries = Entries::Digits { scalars, split: u32::from(self.msm.ones_split()) };
+        let digits = self.digits(entries)?;
+        let (offsets, sorted) = self.sort(entries, &digits)?;
         let sums = self.accumulate(&digits, offsets, sorted)?;
         self.reduce(&digits, sums)
+    }
+
+    /// The buckets' sums of a deal (windows·half XYZZ points, window-major), in the workspace.
+    pub fn dealt_sums(&self, deal: u64, words: u32) -> Result<u64, CudaError> {
+        let entries = Entries::Dealt { deal, words };
+        let digits = self.digits(entries)?;
+        let (offsets, sorted) = self.sort(entries, &digits)?;
+        self.accumulate(&digits, offsets, sorted)
     }
 
     fn ws(&self, name: &'static str, words: usize) -> Result<u64, CudaError> {
@@ -45,7 +66,7 @@ impl<C: SWCurveConfig> Phases<'_, C> {
     }
 
     fn span<R>(&self, phase: &str, work: impl FnOnce() -> Result<R, CudaError>) -> Result<R, CudaError> {
-        self.msm.timing.span(&format!("{}.{phase}", self.curve.span), self.parent, work)
+        self.msm.timing.span(&format!("{}.{phase}", self.span), self.parent, work)
     }
 
     fn launch(&self, kernel: Kernel, grid: u32, block: u32, args: &[Arg]) -> Result<(), CudaError> {
@@ -71,23 +92,42 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         layout.iter().chain(rest).copied().collect()
     }
 
+    /// The deal kernels' arguments: the deal and its shape, then `rest`.
+    fn deal_args(&self, deal: u64, words: u32, rest: &[Arg]) -> Vec<Arg> {
+        let layout = &self.plan.layout;
+        let shape = [
+            Arg::Ptr(deal),
+            Arg::U32(self.plan.n as u32),
+            Arg::U32(layout.c - 1),
+            Arg::U32(layout.windows),
+            Arg::U32(words),
+        ];
+        shape.iter().chain(rest).copied().collect()
+    }
+
     /// Bucket sizes, and the list of ones.
-    fn digits(&self, scalars: u64, split: u32) -> Result<Digits, CudaError> {
+    fn digits(&self, entries: Entries) -> Result<Digits, CudaError> {
         let (plan, buckets) = (&self.plan, self.plan.buckets());
         let counts = self.ws("MSM bucket counts", buckets)?;
         let ones = self.ws("MSM ones list", plan.n)?;
         let flags = self.ws("MSM counters", 4)?; // [ones_count, big_count, pieces]
         self.msm.dev.zero_words(counts, buckets)?;
         self.msm.dev.zero_words(flags, 4)?;
-        let args = [Arg::Ptr(counts), Arg::Ptr(ones), Arg::Ptr(flags), Arg::U32(split)];
-        self.span("digits", || {
-            self.launch(Kernel::MsmCount, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+        self.span("digits", || match entries {
+            Entries::Digits { scalars, split } => {
+                let args = [Arg::Ptr(counts), Arg::Ptr(ones), Arg::Ptr(flags), Arg::U32(split)];
+                self.launch(Kernel::MsmCount, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+            }
+            Entries::Dealt { deal, words } => {
+                let args = self.deal_args(deal, words, &[Arg::Ptr(counts)]);
+                self.launch(Kernel::SubgroupDealCount, self.scalar_grid(), 256, &args)
+            }
         })?;
         Ok(Digits { counts, ones, ones_count: flags, big_count: flags + 4, pieces_count: flags + 8 })
     }
 
     /// Offsets by a scan of the counts, then the counting sort's scatter: (offsets, sorted).
-    fn sort(&self, scalars: u64, split: u32, digits: &Digits) -> Result<(u64, u64), CudaError> {
+    fn sort(&self, entries: Entries, digits: &Digits) -> Result<(u64, u64), CudaError> {
         let (plan, buckets) = (&self.plan, self.plan.buckets());
         let offsets = self.ws("MSM bucket offsets", buckets)?;
         let cursor = self.ws("MSM bucket cursors", buckets)?;
@@ -96,8 +136,16 @@ impl<C: SWCurveConfig> Phases<'_, C> {
             self.msm.dev.copy_words(offsets, digits.counts, buckets)?;
             self.exclusive_scan(offsets, buckets, 0)?;
             self.msm.dev.copy_words(cursor, offsets, buckets)?;
-            let args = [Arg::Ptr(cursor), Arg::Ptr(sorted), Arg::U32(split)];
-            self.launch(Kernel::MsmScatter, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+            match entries {
+                Entries::Digits { scalars, split } => {
+                    let args = [Arg::Ptr(cursor), Arg::Ptr(sorted), Arg::U32(split)];
+                    self.launch(Kernel::MsmScatter, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
+                }
+                Entries::Dealt { deal, words } => {
+                    let args = self.deal_args(deal, words, &[Arg::Ptr(cursor), Arg::Ptr(sorted)]);
+                    self.launch(Kernel::SubgroupDealScatter, self.scalar_grid(), 256, &args)
+                }
+            }
         })?;
         Ok((offsets, sorted))
     }

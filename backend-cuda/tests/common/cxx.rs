@@ -6,7 +6,8 @@ use std::process::Command;
 
 /// The start of a harness that runs a launch's threads one after another on one host thread
 /// (before the kernels' source): the launch's coordinates as variables the harness sets, the
-/// kernels' attributes as nothing, and atomicMin as the plain minimum it is there.
+/// kernels' attributes as nothing, and atomicMin and atomicAdd as the plain operations they
+/// are there.
 #[allow(dead_code)] // reason: unused by the integration tests that include this file
 pub const SERIAL_LAUNCH: &str = r#"
 #include <cstdio>
@@ -14,10 +15,11 @@ pub const SERIAL_LAUNCH: &str = r#"
 #include <cstring>
 #include <vector>
 struct EmulatedDim { unsigned x; };
-static EmulatedDim threadIdx, blockIdx, blockDim;
+static EmulatedDim threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __launch_bounds__(...)
 static void atomicMin(unsigned* a, unsigned v) { if (v < *a) *a = v; }
+static unsigned atomicAdd(unsigned* a, unsigned v) { unsigned old = *a; *a += v; return old; }
 "#;
 
 /// Readers of a harness's input (after the kernels' source, whose types they read): a decimal

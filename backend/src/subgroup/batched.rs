@@ -61,14 +61,24 @@ impl Plan {
         f64::from(self.passes) * (n as f64 + (1u64 << self.bucket_bits) as f64 * f64::from(check_cost))
     }
 
-    fn buckets(&self) -> usize {
+    pub fn buckets(&self) -> usize {
         1 << self.bucket_bits
+    }
+
+    /// Passes whose buckets one 64-bit word of the deal holds.
+    pub fn passes_per_word(&self) -> u32 {
+        64 / self.bucket_bits
     }
 }
 
 /// Each point's bucket in each pass, drawn from one seed so that any stretch of points can be
 /// dealt again (to find the members of a failing bucket) without storing the deal.
-struct Deal {
+///
+/// The layout of the stream, which a device reading [`Deal::keystream`] follows: point i takes
+/// the 64-bit words `i·words..(i + 1)·words` of ChaCha20's stream; pass p's bucket is bits
+/// `(p mod per_word)·bucket_bits..` of word `p / per_word`, where `per_word = 64 / bucket_bits`
+/// (a pass's bits never straddle two words).
+pub struct Deal {
     seed: [u8; 32],
     plan: Plan,
     /// 64-bit words of the stream a point takes.
@@ -76,14 +86,37 @@ struct Deal {
 }
 
 impl Deal {
-    fn new(plan: Plan) -> Deal {
+    /// A deal from a seed drawn from the operating system's generator.
+    pub fn new(plan: Plan) -> Deal {
         let mut seed = [0u8; 32];
         rand::rngs::OsRng.fill_bytes(&mut seed);
-        Deal { seed, plan, words: plan.passes.div_ceil(64 / plan.bucket_bits) }
+        Deal { seed, plan, words: plan.passes.div_ceil(plan.passes_per_word()) }
+    }
+
+    pub fn plan(&self) -> Plan {
+        self.plan
+    }
+
+    /// 64-bit words of the stream each point takes.
+    pub fn words_per_point(&self) -> u32 {
+        self.words
+    }
+
+    /// The stream of points `start..start + out.len() / words`, as 32-bit words (each 64-bit
+    /// word low half first), made on rayon's pool.
+    pub fn keystream(&self, start: usize, out: &mut [u32]) {
+        const PIECE: usize = 1 << 16;
+        out.par_chunks_mut(PIECE).enumerate().for_each(|(k, piece)| {
+            let mut rng = ChaCha20Rng::from_seed(self.seed);
+            rng.set_word_pos(start as u128 * u128::from(self.words) * 2 + (k * PIECE) as u128);
+            for w in piece.iter_mut() {
+                *w = rng.next_u32();
+            }
+        });
     }
 
     /// Calls `f(i, pass, bucket)` for points `start..start + len`.
-    fn deal(&self, start: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
+    pub(crate) fn deal(&self, start: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
         let mut rng = ChaCha20Rng::from_seed(self.seed);
         // The stream's position counts 32-bit words.
         rng.set_word_pos(start as u128 * u128::from(self.words) * 2);

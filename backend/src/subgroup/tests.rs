@@ -187,4 +187,35 @@ mod batched_checks {
         b[7] = random_outside_subgroup(&mut rng);
         assert_eq!(first_outside_g1_among(&[&a, &empty, &bad_one, &b]), Some((2, 0)), "the first in order");
     }
+
+    /// The stream a device reads gives each point the buckets the host deals it, from any
+    /// start: the layout `Deal` documents, for every plan shape (bits dividing 64 or not).
+    #[test]
+    fn the_keystream_holds_the_deal() {
+        use super::super::batched::Deal;
+        for plan in [
+            Plan { bucket_bits: 12, passes: 11 },
+            Plan { bucket_bits: 16, passes: 8 },
+            Plan { bucket_bits: 1, passes: 1 },
+            Plan { bucket_bits: 7, passes: 19 },
+        ] {
+            let deal = Deal::new(plan);
+            let words = deal.words_per_point() as usize;
+            let per_word = plan.passes_per_word() as usize;
+            for (start, len) in [(0, 5000), (12_345, 70_000)] {
+                let mut stream = vec![0u32; len * words * 2];
+                deal.keystream(start, &mut stream);
+                let mut dealt = 0;
+                deal.deal(start, len, |i, pass, bucket| {
+                    let at = 2 * ((i - start) * words + pass / per_word);
+                    let word = u64::from(stream[at]) | u64::from(stream[at + 1]) << 32;
+                    let from_stream =
+                        (word >> ((pass % per_word) as u32 * plan.bucket_bits)) as usize & (plan.buckets() - 1);
+                    assert_eq!(from_stream, bucket, "{plan:?}: point {i}, pass {pass}");
+                    dealt += 1;
+                });
+                assert_eq!(dealt, len * plan.passes as usize);
+            }
+        }
+    }
 }

@@ -86,6 +86,7 @@ fn expanded(source: &str) -> String {
 fn elem(c_type: &str) -> Elem {
     match c_type {
         "u32" => Elem::U32,
+        "u64" => Elem::U64,
         "Fr" => Elem::Fr,
         "Fq" => Elem::Fq,
         "Fq2" => Elem::Fq2,
