@@ -8,6 +8,7 @@ pub mod devices;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod inspect;
+pub mod opening;
 pub mod plan;
 pub mod progress;
 pub mod prove;

@@ -8,17 +8,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use g16::backends::{self as backend, parse_device_list, AnyBackend};
-use g16::settings::Settings;
 use g16::backend::{Backend, BackendInfo, BackendKind};
+use g16::backends::{self as backend, parse_device_list, AnyBackend};
 use g16::circuits::{BuiltinCircuit, CircuitKind};
-use g16::engine::{
-    default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition,
-};
+use g16::compiled::CompiledCircuit;
+use g16::engine::{default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition};
 use g16::key_store::KeyStoreError;
+use g16::prover::OnBackend;
+use g16::settings::Settings;
 use g16::timeline::{self, Layer, Report, Timeline};
 use g16::CheckedKey;
-use g16::prover::OnBackend;
 use serde_json::json;
 
 use crate::cli::{io_err, parse_backend, parse_circuit, progress, prove_files, setup, stamp, CliError};
@@ -224,41 +223,63 @@ pub fn open_backends(
     })
 }
 
+/// The devices asked for, opened; the key, loaded (checked on the first device); and the
+/// compiled circuit where the proofs use one.
+struct Loaded {
+    opened: Vec<(String, AnyBackend)>,
+    key: CheckedKey,
+    compiled: Option<CompiledCircuit>,
+}
+
+/// Opens the devices and loads the key, the circuit's loading beside both.
+fn open_and_load(settings: &Settings, args: &ProveArgs, tl: &Timeline) -> Result<Loaded, CliError> {
+    let store = settings.key_store();
+    std::thread::scope(|scope| {
+        // The circuit's R1CS, compiled once and stored beside the key (a key from a file gets
+        // its circuit compiled here), read while the devices open and the key loads; it is
+        // checked against the key before any partition starts.
+        let compiled = args.compiled().then(|| {
+            scope.spawn(|| {
+                let _g = tl.span(Layer::Engine, "load_circuit");
+                match &args.key {
+                    Some(_) => {
+                        Ok(BuiltinCircuit::new(args.circuit, args.size, 0)?.compile().map_err(KeyStoreError::from)?)
+                    }
+                    None => setup::stored_or_compiled(&store, args.circuit, args.size),
+                }
+            })
+        });
+        let opened = {
+            let _g = tl.span(Layer::Engine, "open_backend");
+            open_backends(settings, args.devices.as_deref(), args.backend)?
+        };
+        let key: CheckedKey = {
+            let _g = tl.span(Layer::Engine, "load_key");
+            // The first device checks a key's points (or makes a missing key: on a GPU, in
+            // seconds rather than minutes).
+            let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
+            match &args.key {
+                Some(path) => settings.checked_files().load_key(path, &OnBackend(first))?.0,
+                None => setup::stored_or_generated(&store, first, args.circuit, args.size)?,
+            }
+        };
+        // A key of another circuit or size fails here, before any compilation or synthesis.
+        BuiltinCircuit::new(args.circuit, args.size, 0)?.check_key(&key.shape())?;
+        let compiled: Option<CompiledCircuit> = match compiled {
+            Some(loading) => Some(loading.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?),
+            None => None,
+        };
+        Ok(Loaded { opened, key, compiled })
+    })
+}
+
 /// Opens the devices asked for and prepares the key on each.
 fn open_devices(
     settings: &Settings,
     args: &ProveArgs,
     tl: &Timeline,
 ) -> Result<Vec<EngineDevice<AnyBackend>>, CliError> {
-    let opened = {
-        let _g = tl.span(Layer::Engine, "open_backend");
-        open_backends(settings, args.devices.as_deref(), args.backend)?
-    };
-    let store = settings.key_store();
-    let key: CheckedKey = {
-        let _g = tl.span(Layer::Engine, "load_key");
-        // The first device checks a key's points (or makes a missing key: on a GPU, in
-        // seconds rather than minutes).
-        let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
-        match &args.key {
-            Some(path) => settings.checked_files().load_key(path, &OnBackend(first))?.0,
-            None => setup::stored_or_generated(&store, first, args.circuit, args.size)?,
-        }
-    };
-    // A key of another circuit or size fails here, before any compilation or synthesis.
-    BuiltinCircuit::new(args.circuit, args.size, 0)?.check_key(&key.shape())?;
-    // The circuit's R1CS, compiled once and stored beside the key (a key from a file gets its
-    // circuit compiled here); it is checked against the key before any partition starts.
-    let compiled = if args.compiled() {
-        let _g = tl.span(Layer::Engine, "load_circuit");
-        let compiled = match &args.key {
-            Some(_) => BuiltinCircuit::new(args.circuit, args.size, 0)?.compile().map_err(KeyStoreError::from)?,
-            None => setup::stored_or_compiled(&store, args.circuit, args.size)?,
-        };
-        Some(compiled)
-    } else {
-        None
-    };
+    let Loaded { opened, key, compiled } = open_and_load(settings, args, tl)?;
     Ok(opened
         .into_iter()
         .map(|(label, backend)| match &compiled {

@@ -13,9 +13,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use ark_serialize::CanonicalSerialize;
-use g16::backends::{self, AnyBackend};
-use g16::settings::Settings;
 use g16::backend::{Backend, BackendKind};
+use g16::backends::{self, AnyBackend};
 use g16::circom::json::{proof_json, public_json};
 use g16::circom::wtns::{read_wtns_file, write_wtns};
 use g16::circom::CircomError;
@@ -23,10 +22,12 @@ use g16::circuits::{BuiltinCircuit, CircuitKind};
 use g16::compiled::file::CircuitFile;
 use g16::compiled::CompiledCircuit;
 use g16::key_store::{key_digest_of, KeyStoreError};
-use g16::prover::{verify, OnBackend};
+use g16::prover::verify;
+use g16::settings::Settings;
 use g16::timeline::{Layer, Timeline};
 use g16::{CheckedKey, Fr, Proof, ProveError, Prover};
 
+use crate::cli::opening::Opening;
 use crate::cli::{io_err, CliError};
 
 /// Proves the witness `wtns` with the key `zkey` on `backend` and writes the proof into `out`.
@@ -38,10 +39,13 @@ pub fn prove_zkey(
     backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = Instant::now();
-    let backend = backends::open(backend, settings)?;
     // The key's points are checked on the device that proves (once per file: its digest is
-    // recorded, and the same bytes are trusted next time).
-    let (zkey, _) = settings.checked_files().load_zkey(zkey, &OnBackend(&backend))?;
+    // recorded, and the same bytes are trusted next time), which opens while the file is read.
+    let (backend, zkey) = std::thread::scope(|scope| {
+        let opening = Opening::start(scope, || backends::open(backend, settings));
+        let loaded = settings.checked_files().load_zkey(zkey, &opening);
+        Ok::<_, CliError>((opening.finish()?, loaded?.0))
+    })?;
     let z = read_wtns_file(wtns)?;
     let proof = prove_one(&backend, &zkey.key, &zkey.circuit, &z, out, started)?;
     // The key carries no C matrix, so an unsatisfied witness shows as a proof that does not
@@ -61,9 +65,14 @@ pub fn prove_compiled(
     backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = Instant::now();
-    let backend = backends::open(backend, settings)?;
-    let file = CircuitFile::read(compiled).map_err(KeyStoreError::from)?;
-    let (key, _) = settings.checked_files().load_key(key_path, &OnBackend(&backend))?;
+    // The backend opens and the circuit's file is read while the key's is read and decoded.
+    let (backend, file, key) = std::thread::scope(|scope| {
+        let opening = Opening::start(scope, || backends::open(backend, settings));
+        let file = scope.spawn(|| CircuitFile::read(compiled).map_err(KeyStoreError::from));
+        let loaded = settings.checked_files().load_key(key_path, &opening);
+        let file = file.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Ok::<_, CliError>((opening.finish()?, file?, loaded?.0))
+    })?;
     if let Some(bound) = file.key_digest {
         if bound != key_digest_of(&key)? {
             return Err(CliError::Usage(format!(
