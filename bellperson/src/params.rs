@@ -14,7 +14,6 @@
 //! key holds them. The file streams through g16's key decoding (digested as it goes, points
 //! decoded on every core); the points are then checked as any key's are.
 
-use std::io::Read;
 use std::path::Path;
 
 use ark_ec::AffineRepr;
@@ -22,7 +21,7 @@ use ark_ff::Zero;
 use ark_serialize::Compress;
 use g16::compiled::{CompiledCircuit, Qap};
 use g16::digest::FileDigest;
-use g16::prover::key::{decode_with, EncodedPoint, PointStream};
+use g16::prover::key::{decode_with, EncodedPoint, KeySource, PointStream};
 use g16::prover::{CheckedKey, KeyError, PointChecks, PointProblem};
 use g16::{G1Affine, G2Affine, ProvingKey, VerifyingKey};
 
@@ -131,7 +130,7 @@ fn vector<P: EncodedPoint>(
     s.points(len as u64, Compress::No, what)
 }
 
-fn decode<R: Read + Send>(src: R, len: Option<u64>, circuit: &CompiledCircuit) -> Result<DecodedParams, BellpersonError> {
+fn decode<R: KeySource>(src: R, len: Option<u64>, circuit: &CompiledCircuit) -> Result<DecodedParams, BellpersonError> {
     let presence = Presence::of(circuit);
     let (inputs, variables) = (circuit.num_instance(), circuit.num_variables());
     let mut mismatch = None;
