@@ -7,17 +7,17 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use ark_serialize::CanonicalDeserialize;
+use g16::circom::json::{proof_json, public_json};
+use g16::prover::PointChecks;
+use g16::timeline::chrome::write_chrome;
+use g16::timeline::text::read_text;
+use g16::{Backend, Proof};
 use g16_client::proto::prover_server::Prover;
 use g16_client::proto::{
     self, register_chunk, CircuitInfo, CircuitRef, JobAccepted, JobEvent, JobRef, JobResult, ListCircuitsReply,
     ListCircuitsRequest, PackageKind, ProveChunk, RegisterChunk, ResidentReply, ServerStatus, StatusRequest,
     TimelineFormat, TimelineReply, TimelineRequest, WitnessFormat,
 };
-use g16::circom::json::{proof_json, public_json};
-use g16::prover::PointChecks;
-use g16::timeline::chrome::write_chrome;
-use g16::timeline::text::read_text;
-use g16::{Backend, Proof};
 use g16_queue::{CircuitRecord, JobId, JobRecord, JobState, NewJob, Outcome, Priority};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Response, Status, Streaming};
@@ -54,34 +54,41 @@ impl<B: Backend + 'static> Api<B> {
             .ok()
             .filter(|k| *k != PackageKind::Unspecified)
             .ok_or_else(|| Status::invalid_argument("the package kind must be ZKEY or COMPILED"))?;
-        let (bytes, circuit_bytes) = if header.path.is_empty() {
+        let stored = if header.path.is_empty() {
             if header.package_bytes > self.state.config.max_package {
                 return Err(Status::resource_exhausted(format!(
                     "the package is {} bytes; this server takes at most {}",
                     header.package_bytes, self.state.config.max_package
                 )));
             }
-            let bytes = receive(&mut chunks, header.package_bytes, |c: RegisterChunk| match c.part {
+            // Received straight after the stored package's header: no copy of the package.
+            let prefix = package::header(kind, header.circuit_bytes);
+            receive(&mut chunks, header.package_bytes, &prefix, |c: RegisterChunk| match c.part {
                 Some(register_chunk::Part::Data(d)) => Ok(d),
                 _ => Err(Status::invalid_argument("after the header, a registration carries only data")),
             })
-            .await?;
-            (bytes, header.circuit_bytes)
+            .await?
         } else {
-            self.read_package_files(kind, &header.path, &header.key_path)?
+            let (bytes, circuit_bytes) = self.read_package_files(kind, &header.path, &header.key_path)?;
+            package::encode(kind, circuit_bytes, &bytes)
         };
-        let stored = package::encode(kind, circuit_bytes, &bytes);
-        drop(bytes);
         let name = header.name.clone();
         let digest = g16::key_store::digest_bytes(&stored);
         // The same bytes registered again under the same name were checked when first
         // registered (the store holds only packages that passed): the curve equations alone.
-        let known = self.state.store.circuits().await.map_err(store_status)?.iter().any(|c| c.name == name && c.digest == digest);
+        let known = self
+            .state
+            .store
+            .circuits()
+            .await
+            .map_err(store_status)?
+            .iter()
+            .any(|c| c.name == name && c.digest == digest);
         // Otherwise every point is checked, the subgroup checks on the engine's first device.
         let checker = self.state.engine.subgroup_checker();
         let (loaded, stored) = tokio::task::spawn_blocking(move || {
             let checks = if known { PointChecks::CurveOnly } else { PointChecks::FullOn(&checker) };
-            (package::load(&name, &stored, checks), stored)
+            (package::load(&name, &stored, &digest, checks), stored)
         })
         .await
         .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
@@ -163,7 +170,7 @@ impl<B: Backend + 'static> Api<B> {
                 state.budget.total()
             ))
         })?;
-        let bytes = receive(&mut chunks, header.witness_bytes, |c: ProveChunk| match c.part {
+        let bytes = receive(&mut chunks, header.witness_bytes, &[], |c: ProveChunk| match c.part {
             Some(proto::prove_chunk::Part::Data(d)) => Ok(d),
             _ => Err(Status::invalid_argument("after the header, a proof request carries only data")),
         })
@@ -217,23 +224,29 @@ fn inside(dir: &Path, path: &Path) -> Result<PathBuf, Status> {
 }
 
 /// The data chunks of a stream, exactly `total` bytes of them.
+/// The `total` bytes of an upload's data chunks, after `prefix`.
 async fn receive<M>(
     chunks: &mut Streaming<M>,
     total: u64,
+    prefix: &[u8],
     data: impl Fn(M) -> Result<g16_client::Bytes, Status>,
 ) -> Result<Vec<u8>, Status> {
     let total_usize = usize::try_from(total).map_err(|_| Status::resource_exhausted("too large for this host"))?;
     let mut bytes = Vec::new();
-    bytes.try_reserve_exact(total_usize).map_err(|_| Status::resource_exhausted("no host memory for the upload"))?;
+    bytes
+        .try_reserve_exact(prefix.len() + total_usize)
+        .map_err(|_| Status::resource_exhausted("no host memory for the upload"))?;
+    bytes.extend_from_slice(prefix);
     while let Some(chunk) = chunks.next().await {
         let chunk = data(chunk?)?;
-        if bytes.len() + chunk.len() > total_usize {
+        if bytes.len() - prefix.len() + chunk.len() > total_usize {
             return Err(Status::invalid_argument(format!("more than the {total} bytes announced")));
         }
         bytes.extend_from_slice(&chunk);
     }
-    if bytes.len() != total_usize {
-        return Err(Status::invalid_argument(format!("{} bytes of the {total} announced arrived", bytes.len())));
+    let arrived = bytes.len() - prefix.len();
+    if arrived != total_usize {
+        return Err(Status::invalid_argument(format!("{arrived} bytes of the {total} announced arrived")));
     }
     Ok(bytes)
 }

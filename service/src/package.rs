@@ -7,13 +7,14 @@
 
 use std::sync::Arc;
 
-use g16_client::proto::{CircuitInfo, PackageKind};
 use g16::circom::Zkey;
 use g16::compiled::file::CircuitFile;
+use g16::digest::FileDigest;
 use g16::engine::CircuitKey;
-use g16::key_store::{digest_bytes, key_digest_of};
+use g16::key_store::key_digest_of;
 use g16::prover::PointChecks;
 use g16::CheckedKey;
+use g16_client::proto::{CircuitInfo, PackageKind};
 
 /// Why a package cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -36,12 +37,23 @@ pub enum PackageError {
     Mismatch(#[from] g16::ProveError),
 }
 
-/// A package as the store keeps it.
+/// A package as the store keeps it: [`header`], then the bytes.
 pub fn encode(kind: PackageKind, circuit_bytes: u64, bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(9 + bytes.len());
-    out.push(kind as u8);
-    out.extend_from_slice(&circuit_bytes.to_le_bytes());
+    let mut out = Vec::with_capacity(HEADER_BYTES + bytes.len());
+    out.extend_from_slice(&header(kind, circuit_bytes));
     out.extend_from_slice(bytes);
+    out
+}
+
+/// Bytes of a stored package's header.
+pub const HEADER_BYTES: usize = 9;
+
+/// A stored package's header: its kind, and the length of the compiled circuit before the key
+/// (0 for a zkey).
+pub fn header(kind: PackageKind, circuit_bytes: u64) -> [u8; HEADER_BYTES] {
+    let mut out = [0u8; HEADER_BYTES];
+    out[0] = kind as u8;
+    out[1..].copy_from_slice(&circuit_bytes.to_le_bytes());
     out
 }
 
@@ -66,13 +78,14 @@ impl Loaded {
 /// (every point of its key: seconds to minutes for a large one); [`PointChecks::CurveOnly`] for
 /// one read back from the store, which holds only packages that passed the full checks when
 /// they were registered (a fleet's database is as trusted as the servers that share it).
-pub fn load(name: &str, stored: &[u8], checks: PointChecks) -> Result<Loaded, PackageError> {
-    if stored.len() < 9 {
+/// `digest`: the package's ([`g16::key_store::digest_bytes`]), which its caller has already made.
+pub fn load(name: &str, stored: &[u8], digest: &FileDigest, checks: PointChecks) -> Result<Loaded, PackageError> {
+    if stored.len() < HEADER_BYTES {
         return Err(PackageError::Truncated("no header"));
     }
     let kind = PackageKind::try_from(i32::from(stored[0])).map_err(|_| PackageError::Kind(i32::from(stored[0])))?;
     let circuit_bytes = u64::from_le_bytes(stored[1..9].try_into().expect("8 bytes"));
-    let bytes = &stored[9..];
+    let bytes = &stored[HEADER_BYTES..];
     let (key, circuit) = match kind {
         PackageKind::Zkey => {
             let zkey = Zkey::from_bytes_with(bytes, checks)?;
@@ -97,7 +110,7 @@ pub fn load(name: &str, stored: &[u8], checks: PointChecks) -> Result<Loaded, Pa
     let info = CircuitInfo {
         name: name.to_string(),
         kind: kind.into(),
-        digest: hex(&digest_bytes(stored)),
+        digest: hex(digest),
         package_bytes: stored.len() as u64,
         constraints: circuit.num_constraints() as u64,
         variables: circuit.num_variables() as u64,
@@ -129,10 +142,11 @@ mod tests {
         pk.serialize_uncompressed(&mut key).unwrap();
         let file = CircuitFile { circuit: compiled, key_digest: None }.to_bytes();
         let stored = encode(PackageKind::Compiled, file.len() as u64, &[file, key].concat());
-        let refused = load("bad", &stored, PointChecks::Full).err().expect("a point outside the subgroup");
+        let digest = g16::key_store::digest_bytes(&stored);
+        let refused = load("bad", &stored, &digest, PointChecks::Full).err().expect("a point outside the subgroup");
         assert!(refused.to_string().contains("a_query"), "{refused}");
         // What the store holds passed these checks when it was registered: only the curve
         // equation is checked again.
-        assert!(load("bad", &stored, PointChecks::CurveOnly).is_ok());
+        assert!(load("bad", &stored, &digest, PointChecks::CurveOnly).is_ok());
     }
 }

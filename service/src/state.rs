@@ -97,11 +97,13 @@ impl<B: Backend + 'static> State<B> {
             .map_err(store_status)?
             .ok_or_else(|| Status::not_found(format!("unknown circuit '{name}'")))?;
         let owned = name.to_string();
-        let loaded =
-            tokio::task::spawn_blocking(move || package::load(&owned, &record.package, PointChecks::CurveOnly))
-                .await
-                .map_err(|e| Status::internal(format!("loading circuit '{name}': {e}")))?
-                .map_err(|e| Status::failed_precondition(format!("circuit '{name}' cannot be loaded: {e}")))?;
+        let loaded = tokio::task::spawn_blocking(move || {
+            let digest = g16::key_store::digest_bytes(&record.package);
+            package::load(&owned, &record.package, &digest, PointChecks::CurveOnly)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("loading circuit '{name}': {e}")))?
+        .map_err(|e| Status::failed_precondition(format!("circuit '{name}' cannot be loaded: {e}")))?;
         Ok(self.remember(Arc::new(loaded)))
     }
 
