@@ -23,13 +23,7 @@ pub trait SubgroupCheck: Sync {
         vectors: &[&[G1Affine]],
         on_host_below: usize,
     ) -> Result<Option<(usize, usize)>, BackendError> {
-        first_among(vectors, |v| {
-            if v.len() < on_host_below {
-                OnHost.first_outside_g1(v)
-            } else {
-                self.first_outside_g1(v)
-            }
-        })
+        first_among(vectors, on_host_below, |v| OnHost.first_outside_g1(v), |v| self.first_outside_g1(v))
     }
 
     fn first_outside_g2_among(
@@ -37,22 +31,21 @@ pub trait SubgroupCheck: Sync {
         vectors: &[&[G2Affine]],
         on_host_below: usize,
     ) -> Result<Option<(usize, usize)>, BackendError> {
-        first_among(vectors, |v| {
-            if v.len() < on_host_below {
-                OnHost.first_outside_g2(v)
-            } else {
-                self.first_outside_g2(v)
-            }
-        })
+        first_among(vectors, on_host_below, |v| OnHost.first_outside_g2(v), |v| self.first_outside_g2(v))
     }
 }
 
+/// Each vector in turn, those shorter than `on_host_below` by `host`, the others by `checker`:
+/// (vector, index) of the first bad point.
 fn first_among<P>(
     vectors: &[&[P]],
-    first: impl Fn(&[P]) -> Result<Option<usize>, BackendError>,
+    on_host_below: usize,
+    host: impl Fn(&[P]) -> Result<Option<usize>, BackendError>,
+    checker: impl Fn(&[P]) -> Result<Option<usize>, BackendError>,
 ) -> Result<Option<(usize, usize)>, BackendError> {
     for (k, v) in vectors.iter().enumerate() {
-        if let Some(i) = first(v)? {
+        let first = if v.len() < on_host_below { host(v)? } else { checker(v)? };
+        if let Some(i) = first {
             return Ok(Some((k, i)));
         }
     }
