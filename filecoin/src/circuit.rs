@@ -218,7 +218,7 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
             let make = move || -> Result<Vec<Fr>, FilecoinError> {
                 let circuit = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
                     &inputs,
-                    Default::default(),
+                    (),
                     &vanilla,
                     &params,
                     Some(index),
@@ -296,7 +296,7 @@ pub fn prove_on<B: Backend + 'static>(
 /// The C2 output (`SealCommitOutput::proof`): the partitions' proofs in bellperson's encoding,
 /// one after another in partition order, as filecoin-proofs' `MultiProof::write` lays them.
 pub fn c2_output(proofs: &[Proof]) -> Vec<u8> {
-    proofs.iter().flat_map(|p| g16_bellperson::proof::to_bytes(p)).collect()
+    proofs.iter().flat_map(g16_bellperson::proof::to_bytes).collect()
 }
 
 /// Reads a C2 output back into its partitions' proofs.
