@@ -61,6 +61,13 @@
 #                 supraseal (.device/fil-harness-supraseal, where present), each output accepted
 #                 by verify_seal; with BIT_EXACT=1 the 2 KiB C2 equal to bellperson's on CUDA
 #                 and wgpu (filecoin/tests/c2.rs, the tests CI's time cannot hold)
+#       anchors   sppark beside g16 in the same call (benches/anchors/sppark, built here into
+#                 .device/anchors/sppark/bin): G1 MSM at SIZES (default "20 22 24") with the bases
+#                 resident and the scalars copied from host memory inside each timed call on
+#                 both sides (sppark's resident-points mode, g16's msm-g1-host), and g16's with
+#                 its scalars already on the device (msm-g1); the Fr NTT of data already on the
+#                 device from 2^NTT_FROM to 2^NTT_TO (default 20..24; sppark NN and NR, g16's
+#                 device time). Every line goes to anchors.jsonl in the bench schema
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,7 +90,8 @@ prepare() {
   export LD_LIBRARY_PATH="$(nvrtc_wheel_lib)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   cargo build --release --bin g16 || exit 1
   # The Filecoin harness is built on its own (benches/filecoin-harness/README.md): kept.
-  find "$D" -mindepth 1 -maxdepth 1 ! -name 'fil-harness*' -exec rm -rf {} + 2>/dev/null
+  # The anchors too (benches/anchors/sppark/README.md).
+  find "$D" -mindepth 1 -maxdepth 1 ! -name 'fil-harness*' ! -name anchors -exec rm -rf {} + 2>/dev/null
   mkdir -p "$D/cache"
   cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/g16" "$D/g16"
   cp "$(test_binary g16-cuda backend)" "$D/cuda_backend"
@@ -478,9 +486,33 @@ filecoin() {
   fi
 }
 
+anchors() {
+  local bin="$D/anchors/sppark/bin" json="$OUT/anchors.jsonl" sizes="${SIZES:-20 22 24}"
+  local from="${NTT_FROM:-20}" to="${NTT_TO:-24}"
+  if [ ! -x "$bin/sppark-msm-bench" ] || [ ! -x "$bin/sppark-ntt-bench" ]; then
+    echo "no sppark anchor in $bin (benches/anchors/sppark/README.md says how to build it)"
+    return 1
+  fi
+  echo "== [$SECONDS] sppark MSM G1 ($sizes), NTT 2^$from..2^$to"
+  timeout 400 "$bin/sppark-msm-bench" --sizes "$(echo $sizes | tr ' ' ,)" --modes resident-points --runs 7 \
+    --warmup 2 --check 16 >"$OUT/sppark-msm.jsonl" 2>"$OUT/sppark-msm.log" || tail -5 "$OUT/sppark-msm.log"
+  timeout 200 "$bin/sppark-ntt-bench" "$from" "$to" 15 >"$OUT/sppark-ntt.jsonl" 2>&1 || tail -5 "$OUT/sppark-ntt.jsonl"
+  for size in $sizes; do
+    echo "== [$SECONDS] g16 MSM G1 2^$size, scalars from the host and on the device"
+    timeout 200 "$D/g16" bench --backends cuda --ops msm-g1-host,msm-g1 --sizes "$size" --runs 7 --warmup 2 \
+      --json "$json" 2>&1 | grep -v "^\s*$" | tail -n +2
+  done
+  echo "== [$SECONDS] g16 NTT 2^$from..2^$to"
+  timeout 200 "$D/g16" bench --backends cuda --ops ntt --sizes "$from..$to" --runs 15 --warmup 2 --json "$json" 2>&1 |
+    grep -v "^\s*$" | tail -n +2
+  python3 "$ROOT/benches/anchors/sppark/to_bench.py" "$OUT/sppark-msm.jsonl" "$OUT/sppark-ntt.jsonl" \
+    --driver "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" >>"$json"
+  python3 "$ROOT/benches/anchors/sppark/to_bench.py" --table "$json"
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale | filecoin)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale | filecoin | anchors)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
