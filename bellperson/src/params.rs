@@ -21,7 +21,7 @@ use ark_ff::Zero;
 use ark_serialize::Compress;
 use g16::compiled::{CompiledCircuit, Qap};
 use g16::digest::FileDigest;
-use g16::prover::key::{decode_with, EncodedPoint, KeySource, PointStream};
+use g16::prover::key::{decode_with, EncodedPoint, KeyReader, PointStream};
 use g16::prover::{CheckedKey, KeyError, PointChecks, PointProblem};
 use g16::{G1Affine, G2Affine, ProvingKey, VerifyingKey};
 
@@ -130,7 +130,7 @@ fn vector<P: EncodedPoint>(
     s.points(len as u64, Compress::No, what)
 }
 
-fn decode<R: KeySource>(src: R, len: Option<u64>, circuit: &CompiledCircuit) -> Result<DecodedParams, BellpersonError> {
+fn decode<R: KeyReader>(src: R, len: Option<u64>, circuit: &CompiledCircuit) -> Result<DecodedParams, BellpersonError> {
     let presence = Presence::of(circuit);
     let (inputs, variables) = (circuit.num_instance(), circuit.num_variables());
     let mut mismatch = None;

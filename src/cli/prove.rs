@@ -20,6 +20,7 @@ use g16::timeline::{self, Layer, Report, Timeline};
 use g16::CheckedKey;
 use serde_json::json;
 
+use crate::cli::opening::Opening;
 use crate::cli::{io_err, parse_backend, parse_circuit, progress, prove_files, setup, stamp, CliError};
 
 /// Small enough that a fresh machine (setup included) proves it in seconds on 2 cores.
@@ -249,19 +250,37 @@ fn open_and_load(settings: &Settings, args: &ProveArgs, tl: &Timeline) -> Result
                 }
             })
         });
-        let opened = {
-            let _g = tl.span(Layer::Engine, "open_backend");
-            open_backends(settings, args.devices.as_deref(), args.backend)?
-        };
-        let key: CheckedKey = {
-            let _g = tl.span(Layer::Engine, "load_key");
-            // The first device checks a key's points (or makes a missing key: on a GPU, in
-            // seconds rather than minutes).
-            let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
-            match &args.key {
-                Some(path) => settings.checked_files().load_key(path, &OnBackend(first))?.0,
-                None => setup::stored_or_generated(&store, first, args.circuit, args.size)?,
-            }
+        let stored = store.path(args.circuit, args.size);
+        let (opened, key) = if args.devices.is_none() && args.key.is_none() && stored.exists() {
+            // One device, which opens while the stored key is read (its checks, where its
+            // digest is not known, wait for it).
+            let opening = Opening::start(scope, || {
+                let _g = tl.span(Layer::Engine, "open_backend");
+                backend::open(args.backend, settings)
+            });
+            let loaded = {
+                let _g = tl.span(Layer::Engine, "load_key");
+                store.load_on(&stored, &opening)
+            };
+            let device = opening.finish()?;
+            let label = format!("{}:0", device.kind());
+            (vec![(label, device)], loaded?.0)
+        } else {
+            let opened = {
+                let _g = tl.span(Layer::Engine, "open_backend");
+                open_backends(settings, args.devices.as_deref(), args.backend)?
+            };
+            let key: CheckedKey = {
+                let _g = tl.span(Layer::Engine, "load_key");
+                // The first device checks a key's points (or makes a missing key: on a GPU, in
+                // seconds rather than minutes).
+                let (_, first) = opened.first().ok_or_else(|| CliError::Usage("no device to prove on".into()))?;
+                match &args.key {
+                    Some(path) => settings.checked_files().load_key(path, &OnBackend(first))?.0,
+                    None => setup::stored_or_generated(&store, first, args.circuit, args.size)?,
+                }
+            };
+            (opened, key)
         };
         // A key of another circuit or size fails here, before any compilation or synthesis.
         BuiltinCircuit::new(args.circuit, args.size, 0)?.check_key(&key.shape())?;

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 pub use crate::compiled::shape::{KeyShape, Qap};
 use crate::curve::{Curve, Fr, ProvingKey, VerifyingKey};
 use crate::digest::FileDigest;
-pub use decode::{decode_with, EncodedPoint, KeySource, PointStream};
+pub use decode::{decode_with, EncodedPoint, KeyReader, PointStream};
 pub use subgroup::{OnBackend, OnHost, SubgroupCheck};
 
 /// Why a point of a key was refused.

@@ -34,7 +34,7 @@ pub struct Decoded {
 /// Decodes a whole key from `src`: a truncated encoding, a malformed point (named by its
 /// query and index) or bytes after the key's end are typed errors.
 /// `len`, where known, is the source's length: vectors are then allocated once, at their size.
-pub fn decode<R: KeySource>(src: R, len: Option<u64>) -> Result<Decoded, KeyError> {
+pub fn decode<R: KeyReader>(src: R, len: Option<u64>) -> Result<Decoded, KeyError> {
     let mut compressed = false;
     let (pk, digest) = decode_with(src, len, |s| {
         let first = s.stream.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
@@ -49,7 +49,7 @@ pub fn decode<R: KeySource>(src: R, len: Option<u64>) -> Result<Decoded, KeyErro
 /// Decodes a file of points in any layout as it streams in (`read` walks the layout through
 /// a [`PointStream`]), with the digest of its bytes: the machinery of [`decode`] for other
 /// formats (bellperson's `.params`). Bytes after what `read` takes are refused.
-pub fn decode_with<R: KeySource, T>(
+pub fn decode_with<R: KeyReader, T>(
     src: R,
     len: Option<u64>,
     read: impl FnOnce(&mut PointStream) -> Result<T, KeyError>,
@@ -126,20 +126,20 @@ impl PointStream {
 pub const FILE_READERS: usize = 4;
 
 /// A key's bytes: any reader, read in order; a file, read at offsets by several threads.
-pub trait KeySource: Read + Send {
+pub trait KeyReader: Read + Send {
     /// The file to read at offsets (a handle of its own), where the source is one.
     fn file(&self) -> Option<std::fs::File> {
         None
     }
 }
 
-impl KeySource for std::fs::File {
+impl KeyReader for std::fs::File {
     fn file(&self) -> Option<std::fs::File> {
         self.try_clone().ok()
     }
 }
 
-impl KeySource for &[u8] {}
+impl KeyReader for &[u8] {}
 
 /// One piece of the file and the receiver of its digest (computed on the pool).
 struct Block {
