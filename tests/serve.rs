@@ -5,10 +5,10 @@ mod server;
 
 use std::time::Duration;
 
+use g16::Fr;
 use g16_client::proto::{self, JobState};
 use g16_client::tonic::Code;
 use g16_client::{Client, Priority, ProveOptions, TimelineFormat, WitnessFormat};
-use g16::Fr;
 use server::{compiled_package, small_vk, small_wtns, small_zkey, verify, Server};
 use tokio_stream::StreamExt;
 
@@ -86,6 +86,41 @@ fn registers_proves_watches_and_reports() {
     assert_eq!(server.metric("g16_jobs_settled_total{state=\"succeeded\"}"), 4.0);
     assert_eq!(server.metric("g16_proof_latency_seconds_count"), 4.0);
     assert!(server.http_get("/healthz").contains("ok"));
+}
+
+/// Packages registered from files, each streamed as it is read: the same circuits as from
+/// memory (a zkey, a compiled circuit and its key, proved and verified), a missing file named,
+/// a cut file refused by the server.
+#[test]
+fn packages_register_from_files_as_they_are_read() {
+    let server = Server::start(&[]);
+    let dir = std::env::temp_dir().join(format!("g16-serve-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (circuit, key, z, _) = compiled_package(8);
+    let zkey = small_zkey();
+    for (name, bytes) in [("small.zkey", &zkey), ("p.circ", &circuit), ("p.key", &key)] {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    std::fs::write(dir.join("cut.zkey"), &zkey[..zkey.len() / 2]).unwrap();
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        let info = client.register_files("small", proto::PackageKind::Zkey, &[dir.join("small.zkey")]).await.unwrap();
+        assert_eq!((info.variables, info.public_inputs, info.constraints), (5, 2, 2));
+        assert_eq!(info.digest, client.register_zkey("small", &zkey).await.unwrap().digest, "the same package");
+        let files = [dir.join("p.circ"), dir.join("p.key")];
+        client.register_files("poseidon-8", proto::PackageKind::Compiled, &files).await.unwrap();
+        let raw = g16_service::witness::to_raw(&z);
+        let job = client.prove("poseidon-8", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap();
+        assert!(client.await_job(&job).await.unwrap().verified);
+        match client.register_files("gone", proto::PackageKind::Zkey, &[dir.join("gone.zkey")]).await {
+            Err(g16_client::ClientError::Io(e)) => assert!(e.to_string().contains("gone.zkey"), "{e}"),
+            other => panic!("a missing file: {:?}", other.map(|i| i.name)),
+        }
+        let (c, m) =
+            code(client.register_files("cut", proto::PackageKind::Zkey, &[dir.join("cut.zkey")]).await.unwrap_err());
+        assert_eq!(c, Code::InvalidArgument, "{m}");
+    });
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

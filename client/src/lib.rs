@@ -143,21 +143,79 @@ impl Client {
     }
 
     async fn register(&mut self, name: &str, kind: PackageKind, parts: &[&[u8]]) -> Result<CircuitInfo, ClientError> {
+        let lengths: Vec<u64> = parts.iter().map(|p| p.len() as u64).collect();
+        let chunks: Vec<Bytes> = parts.iter().flat_map(|p| p.chunks(CHUNK_BYTES)).map(Bytes::copy_from_slice).collect();
+        self.register_chunks(name, kind, &lengths, tokio_stream::iter(chunks)).await
+    }
+
+    /// Registers the package in the files `paths` (a zkey; or a compiled circuit, then its
+    /// key), each sent as it is read, so that reading overlaps sending and the files are never
+    /// whole in this process's memory.
+    pub async fn register_files(
+        &mut self,
+        name: &str,
+        kind: PackageKind,
+        paths: &[std::path::PathBuf],
+    ) -> Result<CircuitInfo, ClientError> {
+        // Errors name the file.
+        let named = |path: &std::path::Path| {
+            let path = path.display().to_string();
+            move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{path}: {e}"))
+        };
+        let lengths = paths
+            .iter()
+            .map(|p| Ok(std::fs::metadata(p).map_err(named(p))?.len()))
+            .collect::<std::io::Result<Vec<u64>>>()?;
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
+        let (paths, announced) = (paths.to_vec(), lengths.clone());
+        let reader = std::thread::spawn(move || -> std::io::Result<()> {
+            use std::io::Read;
+            for (path, len) in paths.iter().zip(&announced) {
+                // As many bytes as were announced: a file that grows meanwhile is cut there,
+                // one that shrinks ends the upload short (and the server refuses it).
+                let mut file = std::fs::File::open(path).map_err(named(path))?.take(*len);
+                loop {
+                    let mut chunk = Vec::with_capacity(CHUNK_BYTES);
+                    (&mut file).take(CHUNK_BYTES as u64).read_to_end(&mut chunk).map_err(named(path))?;
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    if tx.blocking_send(Bytes::from(chunk)).is_err() {
+                        return Ok(()); // the call ended first; its error says why
+                    }
+                }
+            }
+            Ok(())
+        });
+        let sent = self.register_chunks(name, kind, &lengths, tokio_stream::wrappers::ReceiverStream::new(rx)).await;
+        // A read that failed explains a short upload better than the server's refusal of it.
+        match reader.join() {
+            Ok(Err(e)) => Err(ClientError::Io(e)),
+            Ok(Ok(())) => sent,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// The registration call: the header (the parts' `lengths`: one, or a compiled circuit's
+    /// and its key's), then `chunks`.
+    async fn register_chunks(
+        &mut self,
+        name: &str,
+        kind: PackageKind,
+        lengths: &[u64],
+        chunks: impl tokio_stream::Stream<Item = Bytes> + Send + 'static,
+    ) -> Result<CircuitInfo, ClientError> {
+        use tokio_stream::StreamExt;
         let header = proto::RegisterHeader {
             name: name.to_string(),
             kind: kind.into(),
-            package_bytes: parts.iter().map(|p| p.len() as u64).sum(),
-            circuit_bytes: if parts.len() > 1 { parts[0].len() as u64 } else { 0 },
+            package_bytes: lengths.iter().sum(),
+            circuit_bytes: if lengths.len() > 1 { lengths[0] } else { 0 },
             ..Default::default()
         };
-        let mut messages = vec![proto::RegisterChunk { part: Some(proto::register_chunk::Part::Header(header)) }];
-        for part in parts {
-            for chunk in part.chunks(CHUNK_BYTES) {
-                let data = Bytes::copy_from_slice(chunk);
-                messages.push(proto::RegisterChunk { part: Some(proto::register_chunk::Part::Data(data)) });
-            }
-        }
-        Ok(self.inner.register_circuit(tokio_stream::iter(messages)).await?.into_inner())
+        let first = proto::RegisterChunk { part: Some(proto::register_chunk::Part::Header(header)) };
+        let data = chunks.map(|data| proto::RegisterChunk { part: Some(proto::register_chunk::Part::Data(data)) });
+        Ok(self.inner.register_circuit(tokio_stream::once(first).chain(data)).await?.into_inner())
     }
 
     pub async fn circuits(&mut self) -> Result<Vec<CircuitInfo>, ClientError> {

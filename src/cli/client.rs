@@ -113,9 +113,10 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
         match args.command {
             ClientCommand::Register { name, zkey, compiled, key } => {
                 let info = match (zkey, compiled, key) {
-                    (Some(zkey), None, None) => client.register_zkey(&name, &read(&zkey)?).await?,
+                    // Each file is sent as it is read.
+                    (Some(zkey), None, None) => client.register_files(&name, PackageKind::Zkey, &[zkey]).await?,
                     (None, Some(circuit), Some(key)) => {
-                        client.register_compiled(&name, &read(&circuit)?, &read(&key)?).await?
+                        client.register_files(&name, PackageKind::Compiled, &[circuit, key]).await?
                     }
                     _ => return Err(CliError::Usage("register takes --zkey, or --compiled and --key".into())),
                 };

@@ -11,9 +11,9 @@ use std::time::Duration;
 use ark_groth16::Groth16;
 use ark_serialize::CanonicalDeserialize;
 use ark_snark::SNARK;
-use g16_client::{Client, JobResult};
 use g16::circom::Zkey;
 use g16::{Curve, Fr, Proof, VerifyingKey};
+use g16_client::{Client, JobResult};
 
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/circom/fixtures")
