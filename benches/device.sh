@@ -49,7 +49,8 @@
 #                 the device, then the digest known) on CUDA at 2^20 and 2^22 and wgpu at 2^20;
 #                 `g16 prove --zkey` of a 2^20 zkey and `--key` of a 2^20 arkworks key in fresh
 #                 processes, first and again (digest recorded); the key store at 2^22 in fresh
-#                 processes; a 2^22 zkey registered with `g16 serve` and its first proof
+#                 processes (KEYS_24=1: at 2^24 too); a 2^22 zkey registered with `g16 serve`
+#                 and its first proof (KEYS_SERVE=1)
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
 #                 (default cuda wgpu), each size's key made on the device and kept in memory;
 #                 wall time and peak host memory beside each
@@ -422,6 +423,17 @@ keys() {
     timed timeout 200 "$D/g16" prove --backend cuda --circuit synthetic --size 22 --partitions 3 --synthesis witness \
       2>&1 | grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
   done
+  if [ -n "${KEYS_24:-}" ]; then
+    # The key store at 2^24: the key made on the device once (about a minute), then two fresh
+    # processes' first job of one proof.
+    step 500 keys-store-24-make "$D/g16" prove --backend cuda --circuit synthetic --size 24 --partitions 1
+    tail -3 "$OUT/keys-store-24-make.txt"
+    for run in 1 2; do
+      echo "== [$SECONDS] key store 2^24, a fresh process ($run)"
+      timed timeout 300 "$D/g16" prove --backend cuda --circuit synthetic --size 24 --partitions 1 --synthesis witness \
+        2>&1 | grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
+    done
+  fi
   if [ -n "${KEYS_SERVE:-}" ]; then
     step 300 keys-zkey-22 "$D/g16" setup --circuit synthetic --size 22 --seed 1 --zkey "$w/s22.zkey"
     "$D/g16" witness --circuit synthetic --size 22 --out "$w/s22.wtns" >/dev/null
