@@ -21,7 +21,7 @@ use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
 use g16_backend::subgroup;
 use g16_backend::timeline::SpanId;
 
-use crate::buffers::{Bases, FrBuffer, Workspace};
+use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
 use crate::compile::{self, Kernels};
 use crate::device::CudaDevice;
 use crate::error::{during, CudaError};
@@ -145,6 +145,8 @@ pub(crate) struct Msm {
     staging: Arc<Staging>,
     planner: Planner,
     table_build: TableBuild,
+    /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
+    max_entries: u64,
     workspace: Workspace,
     ones_split: AtomicBool,
 }
@@ -152,7 +154,7 @@ pub(crate) struct Msm {
 impl Msm {
     pub fn new(
         (dev, kernels, timing, staging): (Arc<CudaDevice>, Arc<Kernels>, Arc<Timing>, Arc<Staging>),
-        (tuning, table_build): (MsmTuning, TableBuild),
+        (tuning, table_build, max_entries): (MsmTuning, TableBuild, u64),
         ones_split: bool,
     ) -> Msm {
         Msm {
@@ -162,6 +164,7 @@ impl Msm {
             staging,
             planner: planner(tuning),
             table_build,
+            max_entries: max_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
             workspace: Workspace::new(),
             ones_split: AtomicBool::new(ones_split),
         }
@@ -221,24 +224,49 @@ impl Msm {
             }
             ScalarsRef::Device(buf, range) => dev.ptr(&buf.data) + (range.start * FR_WORDS * 4) as u64,
         };
-        let windowed = MsmPlan::new(n, self.planner.windowed(n), 0);
-        let cost = |p: &MsmPlan| p.layout.cost(n, self.planner.table_per_bucket);
         let table = match &bases.table {
-            Some(t) if t.is_ready()? => Some((MsmPlan::new(n, t.layout, t.len as u32), t)),
+            Some(t) if t.is_ready()? => Some(t),
             _ => None,
         };
-        let (plan, points) = match table {
-            Some((shared, t)) if cost(&shared) < cost(&windowed) => (shared, dev.ptr(&t.data)),
-            _ => (windowed, dev.ptr(&bases.data)),
+        // Consecutive ranges whose MSMs each sort at most `max_entries`: one range but for the
+        // largest vectors.
+        let entries = |len: usize| {
+            let windowed = self.planner.windowed(len).entries(len);
+            table.map_or(windowed, |t| windowed.max(t.layout.entries(len)))
         };
-        if plan.entries() as u64 >= 1 << 31 {
-            return Err(CudaError::OutOfMemory {
-                what: format!("{} of {n} points (more than 2^31 bucket entries)", curve.span),
-                requested: plan.entries() as u64 * 4,
-                available: 1 << 33,
-            });
+        let mut sum = Projective::zero();
+        for range in cut(n, self.max_entries, entries) {
+            let scalars = scalars_ptr + (range.start * FR_WORDS * 4) as u64;
+            sum += self.run_range(curve, bases, table, range, scalars, parent)?;
         }
-        let phases = Phases { msm: self, span: curve.span, curve, plan, points, bases: dev.ptr(&bases.data), parent };
+        Ok(sum)
+    }
+
+    /// The MSM of scalars at device address `scalars` with bases `range` of `bases` (and of
+    /// their table, where it is ready).
+    fn run_range<C: SWCurveConfig>(
+        &self,
+        curve: &Curve<C>,
+        bases: &Bases<C>,
+        table: Option<&BaseTable>,
+        range: Range<usize>,
+        scalars_ptr: u64,
+        parent: Option<SpanId>,
+    ) -> Result<Projective<C>, CudaError> {
+        let dev = &*self.dev;
+        let n = range.len();
+        // The range's first base, in the bases and in each window of the table (entry
+        // w·stride + i of the table read from its start + range.start).
+        let offset = (range.start * curve.affine_words * 4) as u64;
+        let windowed = MsmPlan::new(n, self.planner.windowed(n), 0);
+        let cost = |p: &MsmPlan| p.layout.cost(n, self.planner.table_per_bucket);
+        let table = table.map(|t| (MsmPlan::new(n, t.layout, t.len as u32), t));
+        let (plan, points) = match table {
+            Some((shared, t)) if cost(&shared) < cost(&windowed) => (shared, dev.ptr(&t.data) + offset),
+            _ => (windowed, dev.ptr(&bases.data) + offset),
+        };
+        let bases = dev.ptr(&bases.data) + offset;
+        let phases = Phases { msm: self, span: curve.span, curve, plan, points, bases, parent };
         let words = {
             let _op = dev.op();
             self.timing.span(curve.span, parent, || match phases.run(scalars_ptr) {
@@ -293,6 +321,23 @@ impl Msm {
             other => other,
         }
     }
+}
+
+/// Consecutive ranges covering `0..n`, each of whose MSMs sorts at most `max` bucket entries
+/// (`entries(len)` for `len` scalars), by halving: `0..n` alone where it fits.
+fn cut(n: usize, max: u64, entries: impl Fn(usize) -> u64 + Copy) -> Vec<Range<usize>> {
+    fn halve(range: Range<usize>, max: u64, entries: impl Fn(usize) -> u64 + Copy, out: &mut Vec<Range<usize>>) {
+        if range.len() <= 1 || entries(range.len()) <= max {
+            out.push(range);
+        } else {
+            let mid = range.start + range.len() / 2;
+            halve(range.start..mid, max, entries, out);
+            halve(mid..range.end, max, entries, out);
+        }
+    }
+    let mut out = Vec::new();
+    halve(0..n, max, entries, &mut out);
+    out
 }
 
 /// Σ_s 2^(c·s)·set_s + the ones' sum (Horner, top set first; one set in the shared layout),

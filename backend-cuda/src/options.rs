@@ -20,7 +20,14 @@ pub struct CudaOptions {
     pub msm: MsmTuning,
     /// When the shifted bases of an uploaded vector are made.
     pub table_build: TableBuild,
+    /// The most bucket entries one MSM sorts at once ([`MAX_MSM_ENTRIES`], what the entries'
+    /// 31-bit indices hold): a larger MSM (2^27 points at 16 windows) is cut into MSMs over
+    /// consecutive bases whose sums add up. Lower only to exercise the cut at small sizes.
+    pub max_msm_entries: u64,
 }
+
+/// The default of [`CudaOptions::max_msm_entries`]: 2^31 − 1.
+pub const MAX_MSM_ENTRIES: u64 = (1 << 31) - 1;
 
 /// When the MSM's shifted bases (docs/perf/cuda.md: shifted bases) are made for a vector that
 /// the planner gives them: they cost seconds at 2^22 and save milliseconds an MSM, so by
@@ -40,6 +47,13 @@ pub enum TableBuild {
 
 impl Default for CudaOptions {
     fn default() -> Self {
-        CudaOptions { ordinal: 0, cache_dir: None, ones_split: true, msm: MsmTuning::default(), table_build: TableBuild::Background }
+        CudaOptions {
+            ordinal: 0,
+            cache_dir: None,
+            ones_split: true,
+            msm: MsmTuning::default(),
+            table_build: TableBuild::Background,
+            max_msm_entries: MAX_MSM_ENTRIES,
+        }
     }
 }

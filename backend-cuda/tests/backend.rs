@@ -139,6 +139,24 @@ fn msms_through_shifted_bases_agree_with_arkworks() {
     conformance::msm_ranges_and_errors(&b);
 }
 
+/// MSMs cut into ranges over consecutive bases (an entry bound of 2^12 in place of 2^31, so
+/// that the CI sizes' MSMs are cut as 2^27 points are): the shared suite's sums, edge cases and
+/// sub-ranges, in the windowed layout and over shifted bases (each range reading its part of
+/// every window of the table).
+#[test]
+fn msms_cut_into_ranges_agree_with_arkworks() {
+    for (msm, table_build) in [
+        (MsmTuning::default(), TableBuild::Off),
+        (MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() }, TableBuild::Blocking),
+    ] {
+        let options = CudaOptions { msm, table_build, max_msm_entries: 1 << 12, ..options() };
+        let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+        conformance::msm_g1_matches_arkworks(&b, &sizes());
+        conformance::msm_g2_matches_arkworks(&b, &sizes());
+        conformance::msm_ranges_and_errors(&b);
+    }
+}
+
 /// Tables from 2^8 points, made as `build` says.
 fn with_small_tables(build: TableBuild) -> Option<CudaBackend> {
     let msm = MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() };

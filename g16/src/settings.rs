@@ -167,6 +167,7 @@ impl Settings {
                         }
                     })?
                     .unwrap_or_default(),
+                max_msm_entries: g16_cuda::MAX_MSM_ENTRIES,
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {

@@ -96,3 +96,28 @@ fn combine_recovers_the_weighted_bucket_sums() {
     sums.push(ones);
     assert_eq!(combine(&plan, &sums).unwrap(), want);
 }
+
+/// The cut of a long MSM: consecutive ranges covering every scalar once, each within the bound;
+/// one range wherever the whole fits (every size to 2^26 at the default bound, so those MSMs
+/// are unchanged); 2^27 and 2^28 points cut in two and four.
+#[test]
+fn long_msms_are_cut_into_ranges_within_the_entry_bound() {
+    let planner = planner(MsmTuning::default());
+    let entries = |len: usize| planner.windowed(len).entries(len);
+    for log in 0..=26 {
+        assert_eq!(cut(1 << log, crate::options::MAX_MSM_ENTRIES, entries), vec![0..1 << log], "2^{log}");
+    }
+    let max = crate::options::MAX_MSM_ENTRIES;
+    // (points, bound, pieces where known: small ranges take narrow windows, many a point)
+    for (n, max, pieces) in [(1usize << 27, max, Some(2)), (1 << 28, max, Some(4)), (5000, 4096, None), (7, 1, Some(7))]
+    {
+        let ranges = cut(n, max, entries);
+        if let Some(pieces) = pieces {
+            assert_eq!(ranges.len(), pieces, "{n} points, at most {max} entries: {ranges:?}");
+        }
+        assert_eq!(ranges.first().map(|r| r.start), Some(0));
+        assert_eq!(ranges.last().map(|r| r.end), Some(n));
+        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start), "consecutive");
+        assert!(ranges.iter().all(|r| r.len() == 1 || entries(r.len()) <= max), "within the bound");
+    }
+}
