@@ -6,8 +6,9 @@
 //! Phases (`phases_ms`, medians over the runs), each timed on the host's clock:
 //! - `read_decode`: the file streamed, decoded on every core and digested;
 //! - `checks`: every point on the curve, and (`first-proof` only) in its subgroup, on the
-//!   backend (its device where it has one); `first-proof-trusted` runs the curve equations
-//!   alone, as a key whose digest was recorded after a full check does;
+//!   backend (its device where it has one, the device spans as `checks.<span>`);
+//!   `first-proof-trusted` runs the curve equations alone, as a key whose digest was recorded
+//!   after a full check does;
 //! - `prepare_key`: the bases made resident and the warm-up proof (`Prover::prepare`), with
 //!   the device spans inside it as `prepare_key.<span>`;
 //! - `prepare_circuit`: the compiled circuit's matrices made resident;
@@ -67,11 +68,15 @@ pub fn measure(
             let checks = if trusted { PointChecks::CurveOnly } else { PointChecks::FullOn(&checker) };
             let key = decoded.check(checks)?;
             timed("checks", t);
+            let checked = span_totals(backend);
             let prover = Prover::new(backend);
             let t = Instant::now();
             let prepared = prover.prepare(&key)?;
             timed("prepare_key", t);
             drop(key);
+            for (span, ms) in checked {
+                phase.insert(format!("checks.{span}"), ms);
+            }
             for (span, ms) in span_totals(backend) {
                 phase.insert(format!("prepare_key.{span}"), ms);
             }
