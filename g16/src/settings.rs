@@ -132,6 +132,25 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
 }
 
 impl Settings {
+    /// These settings for a process that makes one proof (`g16 prove --zkey`, `--compiled`):
+    /// the MSMs' shifted bases, where left at their defaults, are not made, since they cost
+    /// more than one proof's MSMs save (CUDA builds G1's at 2^20 in ~180 ms of device time
+    /// beside the proof, to save a few ms an MSM; wgpu builds them before the upload returns,
+    /// seconds at 2^20). A setting given explicitly is kept.
+    pub fn for_one_proof(&self) -> Settings {
+        #[allow(unused_mut)] // reason: without the GPU features there is nothing to change
+        let mut one = self.clone();
+        #[cfg(feature = "cuda")]
+        if one.cuda.table_build == g16_cuda::TableBuild::default() {
+            one.cuda.table_build = g16_cuda::TableBuild::Off;
+        }
+        #[cfg(feature = "wgpu")]
+        if one.wgpu.msm.tables == MsmTuning::default().tables {
+            one.wgpu.msm.tables = None;
+        }
+        one
+    }
+
     /// The settings the process environment gives.
     pub fn from_env() -> Result<Settings, SettingsError> {
         Settings::from_vars(|name| std::env::var(name).ok())
@@ -229,6 +248,28 @@ mod tests {
 
     fn from(pairs: &[(&str, &str)]) -> Result<Settings, SettingsError> {
         Settings::from_vars(|name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+    }
+
+    /// One proof a process: the shifted bases off where they were left at their defaults, kept
+    /// as given where a setting names them; nothing else changes.
+    #[test]
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    fn one_proof_turns_default_shifted_bases_off_and_keeps_explicit_settings() {
+        let defaults = from(&[("HOME", "/h")]).unwrap();
+        let one = defaults.for_one_proof();
+        assert_eq!(one.cuda.table_build, g16_cuda::TableBuild::Off);
+        assert_eq!(one.wgpu.msm.tables, None);
+        assert_eq!(
+            (one.cache_dir.as_ref(), one.cuda.ones_split),
+            (defaults.cache_dir.as_ref(), defaults.cuda.ones_split)
+        );
+        let given = from(&[
+            ("G16_CUDA_MSM_TABLE_BUILD", "blocking"),
+            ("G16_WGPU_MSM_PRECOMPUTE", "10"),
+            ("G16_WGPU_MSM_PRECOMPUTE_MAX", "20"),
+        ])
+        .unwrap();
+        assert_eq!(given.for_one_proof(), given, "explicit settings are kept");
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub fn prove_zkey(
     backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = Instant::now();
+    let settings = &settings.for_one_proof();
     // The key's points are checked on the device that proves (once per file: its digest is
     // recorded, and the same bytes are trusted next time), which opens while the file is read.
     let (backend, zkey) = std::thread::scope(|scope| {
@@ -65,6 +66,7 @@ pub fn prove_compiled(
     backend: BackendKind,
 ) -> Result<(), CliError> {
     let started = Instant::now();
+    let settings = &settings.for_one_proof();
     // The backend opens and the circuit's file is read while the key's is read and decoded.
     let (backend, file, key) = std::thread::scope(|scope| {
         let opening = Opening::start(scope, || backends::open(backend, settings));
