@@ -77,7 +77,7 @@ fn a_c1_output_of_another_porep_id_is_refused_with_the_input_named() {
     v["registered_proof"] = "StackedDrg2KiBV1_1".into();
     let c1 = from_value(&v, None).expect("the file itself is well formed");
     let partition = c1.partitions(circuit()).unwrap().remove(0);
-    let err = partition.witness().err().expect("refused");
+    let err = partition.witness().expect_err("refused");
     assert!(matches!(err, FilecoinError::PublicInputs { partition: 0, .. }), "{err}");
 }
 
@@ -91,7 +91,7 @@ fn a_tampered_vanilla_proof_fails_the_r1cs_check_at_a_named_constraint() {
     *byte = (byte.as_u64().unwrap() ^ 1).into();
     let c1 = from_value(&v, None).expect("well formed");
     let z = c1.partitions(circuit()).unwrap().remove(0).witness().expect("the values still compute");
-    let err = circuit().check_witness(0, &z).err().expect("unsatisfied");
+    let err = circuit().check_witness(0, &z).expect_err("unsatisfied");
     let FilecoinError::Unsatisfied { partition: 0, row } = err else { panic!("{err}") };
     assert!(row < circuit().compiled().num_constraints());
     // The untampered witness satisfies every constraint.
@@ -214,7 +214,7 @@ fn a_truncated_or_bit_flipped_parameter_file_is_refused() {
     let decoded = DecodedParams::from_bytes(&bytes, circuit().compiled());
     let err = match decoded {
         Err(e) => e.to_string(),
-        Ok(d) => d.check(PointChecks::CurveOnly, circuit().compiled()).err().expect("refused").to_string(),
+        Ok(d) => d.check(PointChecks::CurveOnly, circuit().compiled()).expect_err("refused").to_string(),
     };
     assert!(err.contains("h") && err.contains("1000"), "{err}");
 }

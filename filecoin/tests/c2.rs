@@ -62,7 +62,7 @@ fn bellperson_proof(r: blstrs::Scalar, s: blstrs::Scalar) -> Vec<u8> {
     };
     let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
         &inputs,
-        Default::default(),
+        (),
         &c1.vanilla_proofs[0],
         &public,
         Some(0),

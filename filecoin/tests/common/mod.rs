@@ -99,7 +99,7 @@ pub fn seal(proof: SealProof, seed: u64) -> Sector {
         prover_id,
         SectorId::from(sector_id),
         ticket,
-        &[piece.clone()],
+        std::slice::from_ref(&piece),
     )
     .unwrap();
     let pc2 = seal_pre_commit_phase2(&config, pc1, &cache, &sealed).unwrap();
