@@ -395,6 +395,20 @@ keygen() {
   done
 }
 
+# key_store SIZE PARTITIONS MAKE_LIMIT RUN_LIMIT: the key store's synthetic 2^SIZE key (and
+# compiled circuit) made by a first run, then two fresh processes' first job and its phases.
+key_store() {
+  local size=$1 partitions=$2
+  step "$3" "keys-store-$size-make" "$D/g16" prove --backend cuda --circuit synthetic --size "$size" --partitions 1
+  tail -3 "$OUT/keys-store-$size-make.txt"
+  for run in 1 2; do
+    echo "== [$SECONDS] key store 2^$size, a fresh process ($run)"
+    timed timeout "$4" "$D/g16" prove --backend cuda --circuit synthetic --size "$size" --partitions "$partitions" \
+      --synthesis witness 2>&1 |
+      grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
+  done
+}
+
 keys() {
   local w="$ROOT/.keys-work" json="$OUT/keys.jsonl"
   mkdir -p "$w"
@@ -416,24 +430,9 @@ keys() {
     timed timeout 200 "$D/g16" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" --key "$w/k20.key" --backend cuda \
       --out "$w/k20-$run" 2>&1 | tail -3
   done
-  step 400 keys-store-22-make "$D/g16" prove --backend cuda --circuit synthetic --size 22 --partitions 1
-  tail -3 "$OUT/keys-store-22-make.txt"
-  for run in 1 2; do
-    echo "== [$SECONDS] key store 2^22, a fresh process ($run)"
-    timed timeout 200 "$D/g16" prove --backend cuda --circuit synthetic --size 22 --partitions 3 --synthesis witness \
-      2>&1 | grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
-  done
-  if [ -n "${KEYS_24:-}" ]; then
-    # The key store at 2^24: the key made on the device once (about a minute), then two fresh
-    # processes' first job of one proof.
-    step 500 keys-store-24-make "$D/g16" prove --backend cuda --circuit synthetic --size 24 --partitions 1
-    tail -3 "$OUT/keys-store-24-make.txt"
-    for run in 1 2; do
-      echo "== [$SECONDS] key store 2^24, a fresh process ($run)"
-      timed timeout 300 "$D/g16" prove --backend cuda --circuit synthetic --size 24 --partitions 1 --synthesis witness \
-        2>&1 | grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
-    done
-  fi
+  key_store 22 3 400 200
+  # At 2^24 the key is made on the device once (about a minute).
+  [ -n "${KEYS_24:-}" ] && key_store 24 1 500 300
   if [ -n "${KEYS_SERVE:-}" ]; then
     step 300 keys-zkey-22 "$D/g16" setup --circuit synthetic --size 22 --seed 1 --zkey "$w/s22.zkey"
     "$D/g16" witness --circuit synthetic --size 22 --out "$w/s22.wtns" >/dev/null
