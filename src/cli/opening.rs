@@ -50,6 +50,8 @@ impl Opening {
     }
 }
 
+/// The key's checks on the backend once it is open; a key's vectors one by one, as on any
+/// backend (`SubgroupCheck`'s defaults, which `OnBackend` keeps too).
 impl SubgroupCheck for Opening {
     fn first_outside_g1(&self, points: &[G1Affine]) -> Result<Option<usize>, BackendError> {
         self.checker()?.first_outside_g1(points)
@@ -57,21 +59,5 @@ impl SubgroupCheck for Opening {
 
     fn first_outside_g2(&self, points: &[G2Affine]) -> Result<Option<usize>, BackendError> {
         self.checker()?.first_outside_g2(points)
-    }
-
-    fn first_outside_g1_among(
-        &self,
-        vectors: &[&[G1Affine]],
-        on_host_below: usize,
-    ) -> Result<Option<(usize, usize)>, BackendError> {
-        self.checker()?.first_outside_g1_among(vectors, on_host_below)
-    }
-
-    fn first_outside_g2_among(
-        &self,
-        vectors: &[&[G2Affine]],
-        on_host_below: usize,
-    ) -> Result<Option<(usize, usize)>, BackendError> {
-        self.checker()?.first_outside_g2_among(vectors, on_host_below)
     }
 }
