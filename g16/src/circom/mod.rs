@@ -93,3 +93,29 @@ fn read_in_pieces(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     bytes.par_chunks_mut(PIECE).enumerate().try_for_each(|(k, piece)| file.read_exact_at(piece, (k * PIECE) as u64))?;
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use rand::RngCore;
+
+    /// Files read whole, in pieces on the pool past one piece: the same bytes as a plain read,
+    /// at lengths around the pieces' boundaries; a missing file is an error that names it.
+    #[test]
+    fn files_read_in_pieces_are_the_files_bytes() {
+        let dir = std::env::temp_dir().join(format!("g16-read-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rng = g16_backend::sample::test_rng("files_read_in_pieces_are_the_files_bytes");
+        let piece = 16 << 20;
+        for len in [0, 1, piece - 1, piece, piece + 1, 3 * piece + 12_345] {
+            let mut bytes = vec![0u8; len];
+            rng.fill_bytes(&mut bytes);
+            let path = dir.join(format!("{len}.bin"));
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(super::read_file(&path).unwrap() == bytes, "{len} bytes");
+        }
+        let missing = dir.join("missing.zkey");
+        let err = super::read_file(&missing).unwrap_err().to_string();
+        assert!(err.contains("missing.zkey"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
