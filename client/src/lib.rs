@@ -138,8 +138,32 @@ impl Client {
             key_path: key_path.unwrap_or_default().to_string(),
             ..Default::default()
         };
+        self.register_header(header).await
+    }
+
+    /// A registration of files on the server's disk: the header alone.
+    async fn register_header(&mut self, header: proto::RegisterHeader) -> Result<CircuitInfo, ClientError> {
         let first = proto::RegisterChunk { part: Some(proto::register_chunk::Part::Header(header)) };
         Ok(self.inner.register_circuit(tokio_stream::iter([first])).await?.into_inner())
+    }
+
+    /// Registers Filecoin's PoRep circuit of the registered seal proof `seal_proof` (e.g.
+    /// `StackedDrg32GiBV1_1`) with its parameter file at `params`, a path on the server's disk
+    /// inside its `--package-dir`. The server compiles the circuit and checks the file's points.
+    pub async fn register_filecoin(
+        &mut self,
+        name: &str,
+        seal_proof: &str,
+        params: &str,
+    ) -> Result<CircuitInfo, ClientError> {
+        let header = proto::RegisterHeader {
+            name: name.to_string(),
+            kind: PackageKind::FilecoinPorep.into(),
+            path: params.to_string(),
+            seal_proof: seal_proof.to_string(),
+            ..Default::default()
+        };
+        self.register_header(header).await
     }
 
     async fn register(&mut self, name: &str, kind: PackageKind, parts: &[&[u8]]) -> Result<CircuitInfo, ClientError> {
@@ -238,6 +262,12 @@ impl Client {
         options: ProveOptions,
     ) -> Result<String, ClientError> {
         self.prove(circuit, WitnessFormat::Wtns, wtns, options).await
+    }
+
+    /// Queues a sector's PoRep C2: its C1 output (lotus's JSON, or filecoin-proofs' JSON or
+    /// bincode) for a Filecoin circuit. The result's `proof.filecoin_c2` is the C2 output.
+    pub async fn prove_c1(&mut self, circuit: &str, c1: &[u8], options: ProveOptions) -> Result<String, ClientError> {
+        self.prove(circuit, WitnessFormat::FilecoinC1, c1, options).await
     }
 
     /// Queues a proof of `witness` in `format`; returns the job's id.

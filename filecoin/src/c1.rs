@@ -35,10 +35,16 @@ impl C1Output {
     /// so `proof` must be given). Where both the file and `proof` name one, they must agree.
     pub fn read(path: &Path, proof: Option<SealProof>) -> Result<C1Output, FilecoinError> {
         let bytes = std::fs::read(path).map_err(|source| FilecoinError::Io { path: path.to_path_buf(), source })?;
+        C1Output::from_bytes(&bytes, proof)
+    }
+
+    /// A C1 output's bytes, as [`C1Output::read`] reads a file: JSON when it starts with `{`,
+    /// else bincode (for which `proof` must be given).
+    pub fn from_bytes(bytes: &[u8], proof: Option<SealProof>) -> Result<C1Output, FilecoinError> {
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
-            C1Output::from_json(&bytes, proof)
+            C1Output::from_json(bytes, proof)
         } else {
-            C1Output::from_bincode(&bytes, proof.ok_or(FilecoinError::NoSealProof)?)
+            C1Output::from_bincode(bytes, proof.ok_or(FilecoinError::NoSealProof)?)
         }
     }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::{as_safe_commitment, DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output};
+use g16::compiled::file::CircuitFile;
 use g16::compiled::CompiledCircuit;
 use g16::backend::Backend;
 use g16::engine::{CircuitKey, Engine, Partition};
@@ -54,6 +55,30 @@ impl PoRepCircuit {
 
     pub fn compiled(&self) -> &CompiledCircuit {
         &self.compiled
+    }
+
+    /// The compiled circuit, for an owner that keeps it beside its key (one copy: at 32 GiB it
+    /// is tens of GB).
+    pub fn into_compiled(self) -> CompiledCircuit {
+        self.compiled
+    }
+
+    /// The proof's circuit from the cache directory `dir` (`<proof>.circuit`, a checksummed
+    /// compiled-circuit file), or recorded from the blank circuit (seconds at 2 KiB, minutes at
+    /// 32 GiB) and written there. A cache that cannot be written costs the next caller the
+    /// recording, nothing else: the circuit comes back with the reason beside it.
+    pub fn cached(proof: SealProof, dir: &Path) -> Result<(PoRepCircuit, Option<FilecoinError>), FilecoinError> {
+        let path = dir.join(format!("{proof}.circuit"));
+        if let Ok(file) = CircuitFile::read(&path) {
+            return Ok((PoRepCircuit::from_compiled(proof, file.circuit), None));
+        }
+        let circuit = PoRepCircuit::compile(proof)?;
+        if let Err(source) = std::fs::create_dir_all(dir) {
+            return Ok((circuit, Some(FilecoinError::Io { path: dir.to_path_buf(), source })));
+        }
+        let file = CircuitFile { circuit: circuit.compiled.clone(), key_digest: None };
+        let not_cached = file.write(&path).err().map(FilecoinError::CircuitCache);
+        Ok((circuit, not_cached))
     }
 
     /// The parameter file's name, as filecoin-proofs names it in its parameter cache
@@ -169,10 +194,15 @@ impl C1Output {
     /// The partitions of this C1 output for `circuit`: their public inputs now, their witnesses
     /// when run (on the engine's synthesis workers, one partition each).
     pub fn partitions(&self, circuit: &PoRepCircuit) -> Result<Vec<PoRepPartition>, FilecoinError> {
-        if circuit.proof != self.seal_proof() {
-            return Err(FilecoinError::SealProofMismatch { file: self.seal_proof(), asked: circuit.proof });
+        self.partitions_for(circuit.proof, circuit.compiled.num_variables())
+    }
+
+    /// [`C1Output::partitions`] for the circuit of `proof` with `variables` variables, for a
+    /// caller that holds the compiled circuit elsewhere (beside its key on an engine).
+    pub fn partitions_for(&self, proof: SealProof, variables: usize) -> Result<Vec<PoRepPartition>, FilecoinError> {
+        if proof != self.seal_proof() {
+            return Err(FilecoinError::SealProofMismatch { file: self.seal_proof(), asked: proof });
         }
-        let variables = circuit.compiled.num_variables();
         with_shape!(self.seal_proof().sector, partitions_of, self, variables)
     }
 

@@ -1,7 +1,7 @@
 //! The gRPC API (`proto/g16.proto`): each call checked, turned into store and engine work, and
 //! answered with a status that says what was wrong.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -23,7 +23,8 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::error::{reason, store_status};
-use crate::package::{self, hex};
+use crate::package::{self, hex, PathError, Witnesses};
+use crate::stored_proof::{self, StoredProof};
 use crate::state::State;
 use crate::witness;
 
@@ -53,7 +54,10 @@ impl<B: Backend + 'static> Api<B> {
         let kind = PackageKind::try_from(header.kind)
             .ok()
             .filter(|k| *k != PackageKind::Unspecified)
-            .ok_or_else(|| Status::invalid_argument("the package kind must be ZKEY or COMPILED"))?;
+            .ok_or_else(|| Status::invalid_argument("the package kind must be ZKEY, COMPILED or FILECOIN_POREP"))?;
+        if kind == PackageKind::FilecoinPorep {
+            return self.register_porep(header).await;
+        }
         let stored = if header.path.is_empty() {
             if header.package_bytes > self.state.config.max_package {
                 return Err(Status::resource_exhausted(format!(
@@ -74,41 +78,91 @@ impl<B: Backend + 'static> Api<B> {
         };
         let name = header.name.clone();
         let digest = g16::key_store::digest_bytes(&stored);
-        // The same bytes registered again under the same name were checked when first
-        // registered (the store holds only packages that passed): the curve equations alone.
-        let known = self
-            .state
-            .store
-            .circuits()
-            .await
-            .map_err(store_status)?
-            .iter()
-            .any(|c| c.name == name && c.digest == digest);
+        let known = self.known(&name, &digest).await?;
         // Otherwise every point is checked, the subgroup checks on the engine's first device.
         let checker = self.state.engine.subgroup_checker();
+        let state = Arc::clone(&self.state);
         let (loaded, stored) = tokio::task::spawn_blocking(move || {
             let checks = if known { PointChecks::CurveOnly } else { PointChecks::FullOn(&checker) };
-            (package::load(&name, &stored, &digest, checks), stored)
+            (package::load(&name, &stored, &digest, checks, &state.config), stored)
         })
         .await
         .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
         let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
-        self.state
-            .store
-            .put_circuit(CircuitRecord { name: header.name.clone(), digest, package: stored })
-            .await
-            .map_err(store_status)?;
+        self.keep(header.name, digest, stored, loaded).await
+    }
+
+    /// Whether `name` is registered with the package of `digest` already. Its points were
+    /// checked when it was first registered (the store holds only packages that passed), so
+    /// registering it again checks the curve equations alone.
+    async fn known(&self, name: &str, digest: &g16::digest::FileDigest) -> Result<bool, Status> {
+        let circuits = self.state.store.circuits().await.map_err(store_status)?;
+        Ok(circuits.iter().any(|c| c.name == name && c.digest == *digest))
+    }
+
+    /// Stores a package that loaded, and keeps it loaded here.
+    async fn keep(
+        &self,
+        name: String,
+        digest: g16::digest::FileDigest,
+        stored: Vec<u8>,
+        loaded: package::Loaded,
+    ) -> Result<CircuitInfo, Status> {
+        self.state.store.put_circuit(CircuitRecord { name, digest, package: stored }).await.map_err(store_status)?;
         let loaded = self.state.remember(Arc::new(loaded));
         Ok(loaded.info.clone())
     }
 
+    /// A Filecoin PoRep circuit: its seal proof's circuit, and its parameter file read from the
+    /// server's disk (inside `--package-dir`) with every point checked; the store keeps a
+    /// reference to the file and its digest (see `filecoin.rs`).
+    #[cfg(feature = "filecoin")]
+    async fn register_porep(&self, header: proto::RegisterHeader) -> Result<CircuitInfo, Status> {
+        use crate::filecoin::{self, PoRepPackage};
+        if header.path.is_empty() || header.package_bytes != 0 {
+            return Err(Status::invalid_argument(
+                "a Filecoin PoRep circuit is registered by the path of its parameter file on the server, not uploaded",
+            ));
+        }
+        let proof: g16_filecoin::SealProof =
+            header.seal_proof.parse().map_err(|e| Status::invalid_argument(format!("seal_proof: {e}")))?;
+        let dir = self.state.config.package_dir.as_deref();
+        let full = package::inside(dir, Path::new(&header.path)).map_err(path_status)?;
+        let params = full
+            .strip_prefix(dir.and_then(|d| d.canonicalize().ok()).unwrap_or_default())
+            .map_err(|_| Status::internal("the parameter file moved out of the package directory"))?
+            .to_path_buf();
+        let cache = self.state.config.circuit_cache.clone();
+        let (circuit, decoded) = tokio::task::spawn_blocking(move || filecoin::open(proof, &full, cache.as_deref()))
+            .await
+            .map_err(|e| Status::internal(format!("reading the parameter file: {e}")))?
+            .map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
+        let reference = PoRepPackage { proof, params, params_digest: decoded.digest() };
+        let stored = reference.encode().map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
+        let digest = g16::key_store::digest_bytes(&stored);
+        let known = self.known(&header.name, &digest).await?;
+        let checker = self.state.engine.subgroup_checker();
+        let name = header.name.clone();
+        let (loaded, stored) = tokio::task::spawn_blocking(move || {
+            let checks = if known { PointChecks::CurveOnly } else { PointChecks::FullOn(&checker) };
+            (filecoin::loaded(&name, &stored, &digest, circuit, decoded, checks), stored)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
+        let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
+        self.keep(header.name, digest, stored, loaded).await
+    }
+
+    #[cfg(not(feature = "filecoin"))]
+    async fn register_porep(&self, _: proto::RegisterHeader) -> Result<CircuitInfo, Status> {
+        Err(Status::unimplemented(package::PackageError::NoFilecoin.to_string()))
+    }
+
     /// A package from the server's own disk, only from inside `--package-dir`.
     fn read_package_files(&self, kind: PackageKind, path: &str, key_path: &str) -> Result<(Vec<u8>, u64), Status> {
-        let Some(dir) = &self.state.config.package_dir else {
-            return Err(Status::permission_denied("this server reads no packages from its disk (no --package-dir)"));
-        };
+        let dir = self.state.config.package_dir.as_deref();
         let read = |p: &str| -> Result<Vec<u8>, Status> {
-            let path = inside(dir, Path::new(p))?;
+            let path = package::inside(dir, Path::new(p)).map_err(path_status)?;
             std::fs::read(&path).map_err(|e| Status::not_found(format!("cannot read {}: {e}", path.display())))
         };
         match kind {
@@ -145,16 +199,8 @@ impl<B: Backend + 'static> Api<B> {
             Ok(proto::Priority::Urgent) => Priority::Urgent,
             Err(_) => return Err(Status::invalid_argument(format!("unknown priority {}", header.priority))),
         };
-        // The raw form is what the store keeps; a .wtns adds a small header on top.
-        let expected = loaded.num_variables() as u64 * 32;
-        if header.witness_bytes < expected || header.witness_bytes > expected + 4096 {
-            return Err(Status::invalid_argument(format!(
-                "a witness of circuit '{}' has {} values ({expected} bytes raw); {} bytes were announced",
-                header.circuit,
-                loaded.num_variables(),
-                header.witness_bytes
-            )));
-        }
+        // Room for the upload and what accepting it makes, until the job is stored.
+        let reserve = witness_room(&loaded, format, &header)?;
         let depth = state.store.depth().await.map_err(store_status)?;
         if depth.queued.iter().sum::<u64>() >= state.config.max_queued {
             return Err(Status::resource_exhausted(format!(
@@ -162,8 +208,7 @@ impl<B: Backend + 'static> Api<B> {
                 state.config.max_queued
             )));
         }
-        // Room for the upload and its raw copy, until the job is stored.
-        let reservation = state.budget.try_reserve(header.witness_bytes + expected).ok_or_else(|| {
+        let reservation = state.budget.try_reserve(reserve).ok_or_else(|| {
             Status::resource_exhausted(format!(
                 "witnesses in flight fill this server's budget ({} of {} bytes); retry later",
                 state.budget.in_flight(),
@@ -176,10 +221,18 @@ impl<B: Backend + 'static> Api<B> {
         })
         .await?;
         let n = loaded.num_variables();
-        let raw = tokio::task::spawn_blocking(move || witness::to_stored(format, bytes, n))
-            .await
-            .map_err(|e| Status::internal(format!("reading the witness: {e}")))?
-            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let witnesses = loaded.witnesses;
+        let raw = tokio::task::spawn_blocking(move || match witnesses {
+            Witnesses::Assignment => witness::to_stored(format, bytes, n).map_err(|e| e.to_string()),
+            // Stored as uploaded: the worker reads it again to make the partitions' witnesses.
+            #[cfg(feature = "filecoin")]
+            Witnesses::FilecoinC1(proof) => crate::filecoin::check_c1(&bytes, proof, n)
+                .map(|()| bytes)
+                .map_err(|e| format!("refused as a C1 output for {proof}: {e}")),
+        })
+        .await
+        .map_err(|e| Status::internal(format!("reading the witness: {e}")))?
+        .map_err(Status::invalid_argument)?;
         let id = JobId::new_v4();
         let deadline = (header.deadline_ms > 0).then(|| SystemTime::now() + Duration::from_millis(header.deadline_ms));
         let job = NewJob { id, circuit: header.circuit.clone(), priority, deadline, witness: raw };
@@ -207,19 +260,57 @@ impl<B: Backend + 'static> Api<B> {
     }
 }
 
+/// The host memory a witness upload takes until its job is stored, once its announced length
+/// is checked against what the circuit takes.
+fn witness_room(loaded: &package::Loaded, format: WitnessFormat, header: &proto::ProveHeader) -> Result<u64, Status> {
+    let name = &header.circuit;
+    match (loaded.witnesses, format) {
+        (Witnesses::Assignment, WitnessFormat::FilecoinC1) => Err(Status::invalid_argument(format!(
+            "circuit '{name}' is not a Filecoin PoRep circuit: its witness is an assignment (.wtns or raw), not a C1 output"
+        ))),
+        (Witnesses::Assignment, WitnessFormat::Wtns | WitnessFormat::Raw) => {
+            // The raw form is what the store keeps; a .wtns adds a small header on top.
+            let expected = loaded.num_variables() as u64 * 32;
+            if header.witness_bytes < expected || header.witness_bytes > expected + 4096 {
+                return Err(Status::invalid_argument(format!(
+                    "a witness of circuit '{name}' has {} values ({expected} bytes raw); {} bytes were announced",
+                    loaded.num_variables(),
+                    header.witness_bytes
+                )));
+            }
+            // The upload and its raw copy.
+            Ok(header.witness_bytes + expected)
+        }
+        #[cfg(feature = "filecoin")]
+        (Witnesses::FilecoinC1(proof), WitnessFormat::FilecoinC1) => {
+            use crate::filecoin::MAX_C1_BYTES;
+            if header.witness_bytes == 0 || header.witness_bytes > MAX_C1_BYTES {
+                return Err(Status::invalid_argument(format!(
+                    "a C1 output for circuit '{name}' ({proof}) is 1 byte to {MAX_C1_BYTES} bytes; {} bytes were announced",
+                    header.witness_bytes
+                )));
+            }
+            // The upload, and the typed C1 output read from it to check it.
+            Ok(header.witness_bytes * 2)
+        }
+        #[cfg(feature = "filecoin")]
+        (Witnesses::FilecoinC1(proof), WitnessFormat::Wtns | WitnessFormat::Raw) => Err(Status::invalid_argument(
+            format!("circuit '{name}' is a Filecoin PoRep circuit ({proof}): its witness is a C1 output (WITNESS_FORMAT_FILECOIN_C1)"),
+        )),
+    }
+}
+
 /// The job's id as the API spells it.
 fn job_id(text: &str) -> Result<JobId, Status> {
     JobId::parse_str(text).map_err(|_| Status::invalid_argument(format!("'{text}' is not a job id")))
 }
 
-/// `path` inside `dir` (after resolving links and `..`), or PERMISSION_DENIED.
-fn inside(dir: &Path, path: &Path) -> Result<PathBuf, Status> {
-    let dir = dir.canonicalize().map_err(|e| Status::internal(format!("the package directory: {e}")))?;
-    let full = dir.join(path).canonicalize().map_err(|e| Status::not_found(format!("{}: {e}", path.display())))?;
-    if full.starts_with(&dir) {
-        Ok(full)
-    } else {
-        Err(Status::permission_denied(format!("{} is outside the package directory", path.display())))
+/// The status of a package path the server may not read.
+fn path_status(e: PathError) -> Status {
+    match &e {
+        PathError::NoPackageDir | PathError::Outside { .. } => Status::permission_denied(e.to_string()),
+        PathError::Missing { .. } => Status::not_found(e.to_string()),
+        PathError::Dir { .. } => Status::internal(e.to_string()),
     }
 }
 
@@ -267,9 +358,20 @@ fn result_of(record: &JobRecord, verified: bool) -> Result<JobResult, Status> {
     let id = record.id;
     match (&record.state, &record.outcome) {
         (JobState::Succeeded, Some(Outcome::Proved { proof, public_inputs, .. })) => {
-            let decoded = Proof::deserialize_compressed(proof.as_slice())
-                .map_err(|e| Status::internal(format!("job {id}: its stored proof: {e}")))?;
             let public = witness::from_raw(public_inputs).map_err(|e| Status::internal(format!("job {id}: {e}")))?;
+            let proof = match stored_proof::read(proof) {
+                StoredProof::Groth16(proof) => {
+                    let decoded = Proof::deserialize_compressed(proof)
+                        .map_err(|e| Status::internal(format!("job {id}: its stored proof: {e}")))?;
+                    proto::Proof {
+                        arkworks: proof.to_vec(),
+                        proof_json: proof_json(&decoded),
+                        public_json: public_json(&public),
+                        filecoin_c2: Vec::new(),
+                    }
+                }
+                StoredProof::FilecoinC2(c2) => proto::Proof { filecoin_c2: c2.to_vec(), ..Default::default() },
+            };
             let ms = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
                 (Some(a), Some(b)) => b.duration_since(a).map_or(0.0, |d| d.as_secs_f64() * 1e3),
                 _ => 0.0,
@@ -277,11 +379,7 @@ fn result_of(record: &JobRecord, verified: bool) -> Result<JobResult, Status> {
             Ok(JobResult {
                 job_id: id.to_string(),
                 circuit: record.circuit.clone(),
-                proof: Some(proto::Proof {
-                    arkworks: proof.clone(),
-                    proof_json: proof_json(&decoded),
-                    public_json: public_json(&public),
-                }),
+                proof: Some(proof),
                 public_inputs: public.iter().map(|x| x.to_string()).collect(),
                 verified,
                 queued_ms: ms(Some(record.submitted), record.started),

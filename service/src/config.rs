@@ -15,6 +15,9 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// Packages may be registered by path only from inside this directory.
     pub package_dir: Option<PathBuf>,
+    /// Where the Filecoin PoRep circuits this server compiles are cached (`None`: recorded
+    /// again on every load), as `g16 filecoin c2` caches them.
+    pub circuit_cache: Option<PathBuf>,
     /// This server's name in the queue (leases, job records).
     pub worker: String,
     /// Jobs queued at once (all priorities); beyond it, `RESOURCE_EXHAUSTED`.
@@ -47,6 +50,7 @@ impl Default for ServeConfig {
             metrics: Some(SocketAddr::from(([127, 0, 0, 1], g16_client::DEFAULT_PORT + 1))),
             token: None,
             package_dir: None,
+            circuit_cache: None,
             worker: default_worker_name(),
             max_queued: 4096,
             witness_budget: 4 << 30,

@@ -34,9 +34,10 @@ pub mod reason {
 
     /// The client's witness does not satisfy the circuit.
     pub const UNSATISFIED: &str = "unsatisfied";
-    /// The client's witness is malformed. The API refuses such a witness before queueing it,
-    /// so no job fails with this now; a fleet's database may still hold jobs that did, and
-    /// they keep their status.
+    /// The client's witness is malformed. The API refuses such a witness before queueing it
+    /// where it can; what it cannot see until the job runs (a C1 output whose partitions'
+    /// witnesses do not have the public inputs its commitments and seed give) fails the job
+    /// with this.
     pub const INVALID_WITNESS: &str = "invalid_witness";
     /// The circuit's package cannot be loaded.
     pub const PACKAGE: &str = "package";

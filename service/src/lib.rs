@@ -6,9 +6,11 @@
 //!                 └─ /metrics, /healthz (own port)
 //! ```
 //!
-//! - Circuits are registered once (a snarkjs zkey, or a g16 compiled circuit and its key) and
-//!   stay resident on the devices between jobs, least recently used evicted first.
-//! - A job is a witness for a registered circuit. The API checks it and queues it; the taker of
+//! - Circuits are registered once (a snarkjs zkey, a g16 compiled circuit and its key, or, with
+//!   the cargo feature `filecoin`, a Filecoin PoRep circuit and its parameter file) and stay
+//!   resident on the devices between jobs, least recently used evicted first.
+//! - A job is a witness for a registered circuit (for a Filecoin circuit, a sector's C1 output,
+//!   proven as its partitions and returned as the C2 output). The API checks it and queues it; the taker of
 //!   whichever server has room takes it under a lease, its engine proves and verifies it, and the
 //!   server settles it exactly once. Clients await or watch a job on any server of a fleet.
 //! - Backpressure is a bounded queue and a host-memory budget for witnesses: beyond either, a
@@ -23,9 +25,12 @@ mod api;
 mod budget;
 pub mod config;
 pub mod error;
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 mod metrics;
 pub mod package;
 mod state;
+mod stored_proof;
 pub mod witness;
 mod worker;
 

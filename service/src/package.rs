@@ -1,10 +1,12 @@
-//! Circuit packages: what a client registers (a snarkjs zkey, or a g16 compiled circuit and its
-//! arkworks key), how the store keeps it (one byte string), and the circuit a server loads from
-//! it.
+//! Circuit packages: what a client registers (a snarkjs zkey, a g16 compiled circuit and its
+//! arkworks key, or a Filecoin PoRep circuit's seal proof and parameter file), how the store
+//! keeps it (one byte string), and the circuit a server loads from it.
 //!
-//! Stored form: `kind` (1 byte: 1 zkey, 2 compiled), the circuit file's length (8 bytes little
-//! endian; 0 for a zkey), then the bytes as registered.
+//! Stored form: `kind` (1 byte: 1 zkey, 2 compiled, 3 Filecoin PoRep), the circuit file's
+//! length (8 bytes little endian; 0 for the others), then the bytes as registered (for a
+//! Filecoin package, a reference to its parameter file: see `filecoin.rs`).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use g16::circom::Zkey;
@@ -15,6 +17,8 @@ use g16::key_store::key_digest_of;
 use g16::prover::PointChecks;
 use g16::CheckedKey;
 use g16_client::proto::{CircuitInfo, PackageKind};
+
+use crate::config::ServeConfig;
 
 /// Why a package cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +39,44 @@ pub enum PackageError {
     KeyDigest,
     #[error("the circuit does not fit its key: {0}")]
     Mismatch(#[from] g16::ProveError),
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// A package of a kind this build does not prove.
+    #[error("this server was built without Filecoin support (cargo feature `filecoin`)")]
+    NoFilecoin,
+    #[cfg(feature = "filecoin")]
+    #[error(transparent)]
+    Filecoin(#[from] g16_filecoin::FilecoinError),
+    /// A server's copy of a registered parameter file is not the file registered.
+    #[error("the parameter file {path} is not the one registered (its digest differs)")]
+    ParamsDigest { path: String },
+}
+
+/// Why a path on the server's disk may not be read as a package.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("this server reads no packages from its disk (no --package-dir)")]
+    NoPackageDir,
+    #[error("the package directory {dir}: {source}")]
+    Dir { dir: PathBuf, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Missing { path: PathBuf, source: std::io::Error },
+    #[error("{path} is outside the package directory")]
+    Outside { path: PathBuf },
+}
+
+/// `path` inside the package directory `dir` (after resolving links and `..`): a package is
+/// read from the server's disk only from there.
+pub fn inside(dir: Option<&Path>, path: &Path) -> Result<PathBuf, PathError> {
+    let dir = dir.ok_or(PathError::NoPackageDir)?;
+    let dir = dir.canonicalize().map_err(|source| PathError::Dir { dir: dir.to_path_buf(), source })?;
+    let full =
+        dir.join(path).canonicalize().map_err(|source| PathError::Missing { path: path.to_path_buf(), source })?;
+    if full.starts_with(&dir) {
+        Ok(full)
+    } else {
+        Err(PathError::Outside { path: path.to_path_buf() })
+    }
 }
 
 /// A package as the store keeps it: [`header`], then the bytes.
@@ -61,6 +103,17 @@ pub fn header(kind: PackageKind, circuit_bytes: u64) -> [u8; HEADER_BYTES] {
 pub struct Loaded {
     pub info: CircuitInfo,
     pub key: Arc<CircuitKey>,
+    pub witnesses: Witnesses,
+}
+
+/// What a job's witness is for a circuit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Witnesses {
+    /// The assignment z (a circom `.wtns` or raw), proven as one proof.
+    Assignment,
+    /// A sector's C1 output for this seal proof, proven as its partitions.
+    #[cfg(feature = "filecoin")]
+    FilecoinC1(g16_filecoin::SealProof),
 }
 
 impl Loaded {
@@ -79,7 +132,14 @@ impl Loaded {
 /// one read back from the store, which holds only packages that passed the full checks when
 /// they were registered (a fleet's database is as trusted as the servers that share it).
 /// `digest`: the package's ([`g16::key_store::digest_bytes`]), which its caller has already made.
-pub fn load(name: &str, stored: &[u8], digest: &FileDigest, checks: PointChecks) -> Result<Loaded, PackageError> {
+/// `config`: where a package that names files on the server's disk finds them.
+pub fn load(
+    name: &str,
+    stored: &[u8],
+    digest: &FileDigest,
+    checks: PointChecks,
+    config: &ServeConfig,
+) -> Result<Loaded, PackageError> {
     if stored.len() < HEADER_BYTES {
         return Err(PackageError::Truncated("no header"));
     }
@@ -105,6 +165,13 @@ pub fn load(name: &str, stored: &[u8], digest: &FileDigest, checks: PointChecks)
             }
             (key, file.circuit)
         }
+        #[cfg(feature = "filecoin")]
+        PackageKind::FilecoinPorep => return crate::filecoin::load(name, stored, digest, checks, config),
+        #[cfg(not(feature = "filecoin"))]
+        PackageKind::FilecoinPorep => {
+            let _ = config;
+            return Err(PackageError::NoFilecoin);
+        }
         PackageKind::Unspecified => return Err(PackageError::Kind(0)),
     };
     let info = CircuitInfo {
@@ -116,9 +183,11 @@ pub fn load(name: &str, stored: &[u8], digest: &FileDigest, checks: PointChecks)
         variables: circuit.num_variables() as u64,
         public_inputs: (circuit.num_instance() - 1) as u64,
         domain_size: circuit.domain_size() as u64,
+        seal_proof: String::new(),
+        partitions: 0,
     };
     let key = Arc::new(CircuitKey::new(name, key, Some(circuit))?);
-    Ok(Loaded { info, key })
+    Ok(Loaded { info, key, witnesses: Witnesses::Assignment })
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -143,10 +212,12 @@ mod tests {
         let file = CircuitFile { circuit: compiled, key_digest: None }.to_bytes();
         let stored = encode(PackageKind::Compiled, file.len() as u64, &[file, key].concat());
         let digest = g16::key_store::digest_bytes(&stored);
-        let refused = load("bad", &stored, &digest, PointChecks::Full).err().expect("a point outside the subgroup");
+        let config = ServeConfig::default();
+        let refused =
+            load("bad", &stored, &digest, PointChecks::Full, &config).err().expect("a point outside the subgroup");
         assert!(refused.to_string().contains("a_query"), "{refused}");
         // What the store holds passed these checks when it was registered: only the curve
         // equation is checked again.
-        assert!(load("bad", &stored, &digest, PointChecks::CurveOnly).is_ok());
+        assert!(load("bad", &stored, &digest, PointChecks::CurveOnly, &config).is_ok());
     }
 }

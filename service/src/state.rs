@@ -97,9 +97,10 @@ impl<B: Backend + 'static> State<B> {
             .map_err(store_status)?
             .ok_or_else(|| Status::not_found(format!("unknown circuit '{name}'")))?;
         let owned = name.to_string();
+        let config = self.config.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let digest = g16::key_store::digest_bytes(&record.package);
-            package::load(&owned, &record.package, &digest, PointChecks::CurveOnly)
+            package::load(&owned, &record.package, &digest, PointChecks::CurveOnly, &config)
         })
         .await
         .map_err(|e| Status::internal(format!("loading circuit '{name}': {e}")))?

@@ -19,6 +19,8 @@ pub enum WitnessError {
     Length { expected: usize, got: usize },
     #[error("the witness does not start with the constant 1")]
     Constant,
+    #[error("a C1 output is the witness of a Filecoin PoRep circuit, not an assignment")]
+    NotAnAssignment,
 }
 
 /// An uploaded witness in the store's raw form, checked (every element in the field, the
@@ -39,6 +41,7 @@ pub fn to_stored(format: WitnessFormat, bytes: Vec<u8>, num_variables: usize) ->
             check_raw(&bytes)?;
             bytes
         }
+        WitnessFormat::FilecoinC1 => return Err(WitnessError::NotAnAssignment),
     };
     let got = raw.len() / VALUE_BYTES;
     if got != num_variables {

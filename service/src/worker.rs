@@ -4,8 +4,9 @@
 //! - The taker asks for as many jobs as the engine can hold at once (devices × workers, plus
 //!   the channel and the witness workers), preferring circuits resident on its devices.
 //! - Each job runs as one engine job with its own timeline; the engine's witness workers turn
-//!   the stored witness back into field elements, its device workers prove, its finalizer
-//!   verifies.
+//!   the stored witness back into field elements (a Filecoin job's C1 output into each
+//!   partition's witness, one engine partition per Filecoin partition), its device workers
+//!   prove, its finalizer verifies.
 //! - The heartbeat renews this server's leases every third of a lease; a job the store no longer
 //!   lists (cancelled, or its lease taken by another server) is cancelled in the engine.
 //! - Settling retries while the database is unreachable; completion is idempotent, so a retry,
@@ -24,6 +25,7 @@ use g16::{Backend, ProveError};
 use g16_queue::{JobState, Lease, Outcome, StoreError};
 
 use crate::error::reason;
+use crate::package::Witnesses;
 use crate::state::State;
 use crate::witness;
 
@@ -155,15 +157,33 @@ async fn prove<B: Backend + 'static>(
 ) -> Outcome {
     let job = lease.job;
     let raw = lease.witness;
-    // The API stored only a witness it had checked (whole elements, each below the modulus,
-    // the circuit's count, the constant 1 first): one that fails to parse now was changed in
-    // the store, which is this server's fault, not the client's. The proof's (r, s) is drawn
-    // from the OS as the partition is made.
-    let partition = Partition::assignment_from(move || {
-        witness::from_raw(&raw).map_err(|e| ProveError::Internal(format!("the stored witness: {e}")))
-    });
+    let partitions = match loaded.witnesses {
+        // The API stored only a witness it had checked (whole elements, each below the modulus,
+        // the circuit's count, the constant 1 first): one that fails to parse now was changed
+        // in the store, which is this server's fault, not the client's. The proof's (r, s) is
+        // drawn from the OS as the partition is made.
+        Witnesses::Assignment => vec![Partition::assignment_from(move || {
+            witness::from_raw(&raw).map_err(|e| ProveError::Internal(format!("the stored witness: {e}")))
+        })],
+        // Likewise a C1 output, which the API read and checked before storing it.
+        #[cfg(feature = "filecoin")]
+        Witnesses::FilecoinC1(proof) => {
+            let variables = loaded.num_variables();
+            match tokio::task::spawn_blocking(move || crate::filecoin::partitions(&raw, proof, variables)).await {
+                Ok(Ok(partitions)) => partitions,
+                Ok(Err(e)) => {
+                    eprintln!("g16 serve: job {job}: its stored C1 output: {e}");
+                    return Outcome::Failed { code: reason::INTERNAL.into(), message: format!("the stored C1 output: {e}") };
+                }
+                Err(e) => {
+                    return Outcome::Failed { code: reason::DEVICE.into(), message: format!("reading the C1 output: {e}") }
+                }
+            }
+        }
+    };
+    let witnesses = loaded.witnesses;
     let tl = Timeline::new();
-    let handle = match state.engine.submit_with(vec![partition], Some(Arc::clone(&loaded.key)), Some(&tl)) {
+    let handle = match state.engine.submit_with(partitions, Some(Arc::clone(&loaded.key)), Some(&tl)) {
         Ok(handle) => handle,
         Err(e) => return Outcome::Failed { code: reason::DEVICE.into(), message: e.to_string() },
     };
@@ -177,23 +197,35 @@ async fn prove<B: Backend + 'static>(
         }
     }
     match result {
-        Ok(Ok(output)) => proved(output, &events),
+        Ok(Ok(output)) => proved(output, witnesses, &events),
         Ok(Err(e)) => failed(job, e),
         Err(e) => Outcome::Failed { code: reason::DEVICE.into(), message: format!("the proving task failed: {e}") },
     }
 }
 
-fn proved(output: JobOutput, events: &[g16::timeline::Event]) -> Outcome {
-    let Some(first) = output.proofs.into_iter().next() else {
-        return Outcome::Failed { code: reason::DEVICE.into(), message: "the engine returned no proof".into() };
-    };
-    let mut proof = Vec::new();
-    if let Err(e) = first.proof.serialize_compressed(&mut proof) {
-        return Outcome::Failed { code: reason::DEVICE.into(), message: format!("encoding the proof: {e}") };
-    }
+fn proved(output: JobOutput, witnesses: Witnesses, events: &[g16::timeline::Event]) -> Outcome {
     let mut timeline = Vec::new();
     let _ = write_text(events, &mut timeline);
-    Outcome::Proved { proof, public_inputs: witness::to_raw(&first.public_inputs), timeline }
+    match witnesses {
+        Witnesses::Assignment => {
+            let Some(first) = output.proofs.into_iter().next() else {
+                return Outcome::Failed { code: reason::DEVICE.into(), message: "the engine returned no proof".into() };
+            };
+            let mut proof = Vec::new();
+            if let Err(e) = first.proof.serialize_compressed(&mut proof) {
+                return Outcome::Failed { code: reason::DEVICE.into(), message: format!("encoding the proof: {e}") };
+            }
+            Outcome::Proved { proof, public_inputs: witness::to_raw(&first.public_inputs), timeline }
+        }
+        // The C2 output, as `seal_commit_phase2` returns it; the partitions' public inputs in turn.
+        #[cfg(feature = "filecoin")]
+        Witnesses::FilecoinC1(_) => {
+            let proofs: Vec<g16::Proof> = output.proofs.iter().map(|p| p.proof.clone()).collect();
+            let public: Vec<g16::Fr> = output.proofs.iter().flat_map(|p| p.public_inputs.iter().copied()).collect();
+            let c2 = g16_filecoin::c2_output(&proofs);
+            Outcome::Proved { proof: crate::stored_proof::filecoin_c2(&c2), public_inputs: witness::to_raw(&public), timeline }
+        }
+    }
 }
 
 fn failed(job: g16_queue::JobId, e: EngineError) -> Outcome {
@@ -227,6 +259,9 @@ fn reason_of(e: &EngineError) -> &'static str {
                 | ProveError::Shape(ShapeMismatch::WitnessLength { .. } | ShapeMismatch::WitnessConstant),
             ..
         } => reason::INTERNAL,
+        // A witness the partition's own source could not make from the client's input (a C1
+        // output whose vanilla proofs are not its commitments' and seed's): the client's fault.
+        EngineError::Partition { source: ProveError::Witness(_), .. } => reason::INVALID_WITNESS,
         EngineError::Cancelled { .. } => reason::CANCELLED,
         _ => reason::DEVICE,
     }

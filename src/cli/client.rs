@@ -22,26 +22,39 @@ pub struct ClientArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ClientCommand {
-    /// Register a circuit: a snarkjs zkey, or a compiled circuit and its arkworks key.
+    /// Register a circuit: a snarkjs zkey, a compiled circuit and its arkworks key, or
+    /// Filecoin's PoRep circuit of a registered seal proof and its parameter file on the server.
     Register {
         #[arg(long)]
         name: String,
-        #[arg(long, conflicts_with_all = ["compiled", "key"])]
+        #[arg(long, conflicts_with_all = ["compiled", "key", "filecoin_proof"])]
         zkey: Option<PathBuf>,
-        #[arg(long, requires = "key")]
+        #[arg(long, requires = "key", conflicts_with = "filecoin_proof")]
         compiled: Option<PathBuf>,
         #[arg(long)]
         key: Option<PathBuf>,
+        /// Filecoin's PoRep: the registered seal proof (e.g. StackedDrg32GiBV1_1), whose
+        /// circuit the server compiles.
+        #[arg(long, requires = "params")]
+        filecoin_proof: Option<String>,
+        /// With --filecoin-proof: the proof's parameter file (`v28-stacked-proof-of-replication-….params`),
+        /// a path on the server inside its --package-dir (the file is not uploaded).
+        #[arg(long, requires = "filecoin_proof")]
+        params: Option<String>,
     },
     /// The circuits registered.
     List,
-    /// Queue a proof of a witness (.wtns); with --out, wait and write proof.json, public.json
-    /// and proof.bin there.
+    /// Queue a proof of a witness (.wtns), or of a sector's C1 output for a Filecoin circuit;
+    /// with --out, wait and write proof.json, public.json and proof.bin there (for a C1
+    /// output, c2.bin: the C2 output, as `g16 filecoin c2` writes it).
     Prove {
         #[arg(long)]
         circuit: String,
+        #[arg(long, required_unless_present = "c1", conflicts_with = "c1")]
+        witness: Option<PathBuf>,
+        /// A sector's C1 output (lotus's/curio's JSON, or filecoin-proofs' JSON or bincode).
         #[arg(long)]
-        witness: PathBuf,
+        c1: Option<PathBuf>,
         /// low, normal, high or urgent.
         #[arg(long, default_value = "normal", value_parser = parse_priority)]
         priority: Priority,
@@ -111,14 +124,23 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
     runtime.block_on(async move {
         let mut client = Client::connect(&args.server, token.as_deref().map(str::trim)).await?;
         match args.command {
-            ClientCommand::Register { name, zkey, compiled, key } => {
-                let info = match (zkey, compiled, key) {
+            ClientCommand::Register { name, zkey, compiled, key, filecoin_proof, params } => {
+                let info = match (zkey, compiled, key, filecoin_proof, params) {
                     // Each file is sent as it is read.
-                    (Some(zkey), None, None) => client.register_files(&name, PackageKind::Zkey, &[zkey]).await?,
-                    (None, Some(circuit), Some(key)) => {
+                    (Some(zkey), None, None, None, None) => {
+                        client.register_files(&name, PackageKind::Zkey, &[zkey]).await?
+                    }
+                    (None, Some(circuit), Some(key), None, None) => {
                         client.register_files(&name, PackageKind::Compiled, &[circuit, key]).await?
                     }
-                    _ => return Err(CliError::Usage("register takes --zkey, or --compiled and --key".into())),
+                    (None, None, None, Some(proof), Some(params)) => {
+                        client.register_filecoin(&name, &proof, &params).await?
+                    }
+                    _ => {
+                        return Err(CliError::Usage(
+                            "register takes --zkey, --compiled and --key, or --filecoin-proof and --params".into(),
+                        ))
+                    }
                 };
                 println!(
                     "registered {}: {} constraints, {} variables, {} public inputs, domain {}, sha256 {}",
@@ -134,9 +156,14 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
                     );
                 }
             }
-            ClientCommand::Prove { circuit, witness, priority, deadline_secs, out } => {
+            ClientCommand::Prove { circuit, witness, c1, priority, deadline_secs, out } => {
                 let options = ProveOptions { priority, deadline: deadline_secs.map(Duration::from_secs) };
-                let job = client.prove(&circuit, WitnessFormat::Wtns, &read(&witness)?, options).await?;
+                let (format, path) = match (witness, c1) {
+                    (Some(witness), None) => (WitnessFormat::Wtns, witness),
+                    (None, Some(c1)) => (WitnessFormat::FilecoinC1, c1),
+                    _ => return Err(CliError::Usage("prove takes --witness or --c1".into())),
+                };
+                let job = client.prove(&circuit, format, &read(&path)?, options).await?;
                 println!("job {job} queued");
                 if let Some(out) = out {
                     write_result(&mut client, &job, &out).await?;
@@ -193,11 +220,16 @@ async fn write_result(client: &mut Client, job: &str, out: &Path) -> Result<(), 
     let result = client.await_job(job).await?;
     let proof = result.proof.unwrap_or_default();
     std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
-    for (name, bytes) in [
-        ("proof.json", proof.proof_json.as_bytes()),
-        ("public.json", proof.public_json.as_bytes()),
-        ("proof.bin", proof.arkworks.as_slice()),
-    ] {
+    let files: &[(&str, &[u8])] = if proof.filecoin_c2.is_empty() {
+        &[
+            ("proof.json", proof.proof_json.as_bytes()),
+            ("public.json", proof.public_json.as_bytes()),
+            ("proof.bin", proof.arkworks.as_slice()),
+        ]
+    } else {
+        &[("c2.bin", proof.filecoin_c2.as_slice())]
+    };
+    for &(name, bytes) in files {
         let path = out.join(name);
         std::fs::write(&path, bytes).map_err(io_err(format!("cannot write {}", path.display())))?;
     }

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 use g16::backend::{Backend, BackendKind};
-use g16::compiled::file::CircuitFile;
 use g16::engine::{Engine, EngineConfig, EngineDevice};
 use g16::prover::OnBackend;
 use g16::settings::Settings;
@@ -253,15 +252,9 @@ fn peak_host_gib() -> Option<f64> {
 /// 32 GiB), then read from the cache directory's `filecoin/` as a checksummed compiled circuit.
 fn compiled_circuit(settings: &Settings, proof: SealProof) -> Result<PoRepCircuit, CliError> {
     let dir = settings.cache_root().join("filecoin");
-    let path = dir.join(format!("{proof}.circuit"));
-    if let Ok(file) = CircuitFile::read(&path) {
-        return Ok(PoRepCircuit::from_compiled(proof, file.circuit));
-    }
-    let circuit = PoRepCircuit::compile(proof)?;
-    std::fs::create_dir_all(&dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
-    let file = CircuitFile { circuit: circuit.compiled().clone(), key_digest: None };
-    if let Err(e) = file.write(&path) {
-        eprintln!("note: the compiled circuit was not cached at {}: {e}", path.display());
+    let (circuit, not_cached) = PoRepCircuit::cached(proof, &dir)?;
+    if let Some(e) = not_cached {
+        eprintln!("note: the compiled circuit was not cached in {}: {e}", dir.display());
     }
     Ok(circuit)
 }

@@ -35,7 +35,8 @@ pub struct ServeArgs {
     /// Without it the queue is this server's memory.
     #[arg(long)]
     pub queue: Option<String>,
-    /// Packages may be registered by a path inside this directory.
+    /// Packages may be registered by a path inside this directory (a Filecoin PoRep circuit's
+    /// parameter file must be: it is never uploaded).
     #[arg(long)]
     pub package_dir: Option<PathBuf>,
     /// Jobs queued at once; beyond it, requests are refused (RESOURCE_EXHAUSTED).
@@ -78,6 +79,8 @@ pub fn run(settings: &Settings, args: ServeArgs) -> Result<(), CliError> {
         metrics: (!args.no_metrics).then_some(args.metrics),
         token,
         package_dir: args.package_dir.clone(),
+        // Filecoin PoRep circuits, recorded once and read after, where `g16 filecoin c2` keeps them.
+        circuit_cache: Some(settings.cache_root().join("filecoin")),
         max_queued: args.max_queued,
         witness_budget: args.witness_budget_mib << 20,
         lease: Duration::from_secs(args.lease_secs.max(1)),
