@@ -340,3 +340,44 @@ fn serves_on_wgpu() {
         assert!(verify(&small_vk(), &result), "arkworks rejects the wgpu proof");
     });
 }
+
+/// `g16 client` for Filecoin's PoRep: `register --filecoin-proof --params` and `prove --c1`
+/// reach the server and its refusals come back plainly (an unknown seal proof, a parameter file
+/// outside the package directory, a C1 output for a circuit that is not a PoRep one). The
+/// circuit itself, proven and accepted by verify_seal, is g16-service's tests/filecoin.rs.
+#[cfg(feature = "filecoin")]
+#[test]
+fn the_client_registers_filecoin_circuits_and_sends_c1_outputs() {
+    let dir = std::env::temp_dir().join(format!("g16-serve-filecoin-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("packages")).unwrap();
+    let packages = dir.join("packages");
+    let outside = dir.join("outside.params");
+    std::fs::write(&outside, b"not a parameter file").unwrap();
+    let c1 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("filecoin/tests/fixtures/c1-2KiB-V1_1.json");
+    let server = Server::start(&["--package-dir", packages.to_str().unwrap()]);
+    let client = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+            .args(["client", "--server", &server.grpc])
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let register = |proof: &str, params: &str| client(&["register", "--name", "porep", "--filecoin-proof", proof, "--params", params]);
+    let (ok, out) = register("StackedDrg2KiBV9", "x.params");
+    assert!(!ok && out.contains("unsupported registered proof StackedDrg2KiBV9"), "{out}");
+    let (ok, out) = register("StackedDrg2KiBV1_1", "../outside.params");
+    assert!(!ok && out.contains("outside the package directory"), "{out}");
+    let (ok, out) = client(&["register", "--name", "porep", "--filecoin-proof", "StackedDrg2KiBV1_1"]);
+    assert!(!ok && out.contains("--params"), "{out}");
+
+    let zkey = dir.join("small.zkey");
+    std::fs::write(&zkey, small_zkey()).unwrap();
+    let (ok, out) = client(&["register", "--name", "small", "--zkey", zkey.to_str().unwrap()]);
+    assert!(ok, "{out}");
+    let (ok, out) = client(&["prove", "--circuit", "small", "--c1", c1.to_str().unwrap()]);
+    assert!(!ok && out.contains("not a Filecoin PoRep circuit"), "{out}");
+    let (ok, out) = client(&["list"]);
+    assert!(ok && out.contains("small") && !out.contains("porep"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -150,8 +150,13 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
             ClientCommand::List => {
                 for c in client.circuits().await? {
                     let kind = PackageKind::try_from(c.kind).map_or("?", |k| k.as_str_name());
+                    let porep = if c.seal_proof.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({}, {} partitions)", c.seal_proof, c.partitions)
+                    };
                     println!(
-                        "{}  {kind}  {} constraints  {} variables  sha256 {}",
+                        "{}  {kind}{porep}  {} constraints  {} variables  sha256 {}",
                         c.name, c.constraints, c.variables, c.digest
                     );
                 }
