@@ -361,9 +361,14 @@ fn the_client_registers_filecoin_circuits_and_sends_c1_outputs() {
             .args(args)
             .output()
             .unwrap();
-        (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+        (
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )
     };
-    let register = |proof: &str, params: &str| client(&["register", "--name", "porep", "--filecoin-proof", proof, "--params", params]);
+    let register = |proof: &str, params: &str| {
+        client(&["register", "--name", "porep", "--filecoin-proof", proof, "--params", params])
+    };
     let (ok, out) = register("StackedDrg2KiBV9", "x.params");
     assert!(!ok && out.contains("unsupported registered proof StackedDrg2KiBV9"), "{out}");
     let (ok, out) = register("StackedDrg2KiBV1_1", "../outside.params");

@@ -24,8 +24,8 @@ use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::error::{reason, store_status};
 use crate::package::{self, hex, PathError, Witnesses};
-use crate::stored_proof::{self, StoredProof};
 use crate::state::State;
+use crate::stored_proof::{self, StoredProof};
 use crate::witness;
 
 pub(crate) struct Api<B: Backend + 'static> {

@@ -17,16 +17,15 @@
 //! the package directory (UTF-8, the rest).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use g16::digest::FileDigest;
-use g16::engine::{CircuitKey, Partition};
+use g16::engine::Partition;
 use g16::prover::PointChecks;
 use g16_bellperson::DecodedParams;
-use g16_client::proto::{CircuitInfo, PackageKind};
+use g16_client::proto::PackageKind;
 use g16_filecoin::{C1Output, FilecoinError, PoRepCircuit, SealProof};
 
-use crate::package::{self, hex, Loaded, PackageError, Witnesses};
+use crate::package::{self, Loaded, PackageError, Witnesses};
 
 /// The largest C1 output a job may carry. A 32 GiB sector's JSON is tens of MB.
 pub const MAX_C1_BYTES: u64 = 1 << 30;
@@ -100,21 +99,8 @@ pub fn loaded(
 ) -> Result<Loaded, PackageError> {
     let proof = circuit.seal_proof();
     let key = decoded.check(checks, circuit.compiled()).map_err(FilecoinError::from)?;
-    let c = circuit.into_compiled();
-    let info = CircuitInfo {
-        name: name.to_string(),
-        kind: PackageKind::FilecoinPorep.into(),
-        digest: hex(digest),
-        package_bytes: stored.len() as u64,
-        constraints: c.num_constraints() as u64,
-        variables: c.num_variables() as u64,
-        public_inputs: (c.num_instance() - 1) as u64,
-        domain_size: c.domain_size() as u64,
-        seal_proof: proof.to_string(),
-        partitions: usize::from(proof.porep_config().partitions) as u32,
-    };
-    let key = Arc::new(CircuitKey::new(name, key, Some(c))?);
-    Ok(Loaded { info, key, witnesses: Witnesses::FilecoinC1(proof) })
+    let circuit = circuit.into_compiled();
+    Loaded::new(name, PackageKind::FilecoinPorep, digest, stored.len(), key, circuit, Witnesses::FilecoinC1(proof))
 }
 
 /// A package read back from the store: its parameter file read from this server's package

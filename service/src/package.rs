@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use g16::circom::Zkey;
 use g16::compiled::file::CircuitFile;
+use g16::compiled::CompiledCircuit;
 use g16::digest::FileDigest;
 use g16::engine::CircuitKey;
 use g16::key_store::key_digest_of;
@@ -117,6 +118,38 @@ pub enum Witnesses {
 }
 
 impl Loaded {
+    /// A package's key and circuit, once checked, as the engine and the API hold them.
+    /// `package_bytes`: the length of the package as stored.
+    pub(crate) fn new(
+        name: &str,
+        kind: PackageKind,
+        digest: &FileDigest,
+        package_bytes: usize,
+        key: CheckedKey,
+        circuit: CompiledCircuit,
+        witnesses: Witnesses,
+    ) -> Result<Loaded, PackageError> {
+        let (seal_proof, partitions) = match witnesses {
+            Witnesses::Assignment => (String::new(), 0),
+            #[cfg(feature = "filecoin")]
+            Witnesses::FilecoinC1(proof) => (proof.to_string(), usize::from(proof.porep_config().partitions) as u32),
+        };
+        let info = CircuitInfo {
+            name: name.to_string(),
+            kind: kind.into(),
+            digest: hex(digest),
+            package_bytes: package_bytes as u64,
+            constraints: circuit.num_constraints() as u64,
+            variables: circuit.num_variables() as u64,
+            public_inputs: (circuit.num_instance() - 1) as u64,
+            domain_size: circuit.domain_size() as u64,
+            seal_proof,
+            partitions,
+        };
+        let key = Arc::new(CircuitKey::new(name, key, Some(circuit))?);
+        Ok(Loaded { info, key, witnesses })
+    }
+
     /// Variables of an assignment (the constant 1 included).
     pub fn num_variables(&self) -> usize {
         self.info.variables as usize
@@ -174,20 +207,7 @@ pub fn load(
         }
         PackageKind::Unspecified => return Err(PackageError::Kind(0)),
     };
-    let info = CircuitInfo {
-        name: name.to_string(),
-        kind: kind.into(),
-        digest: hex(digest),
-        package_bytes: stored.len() as u64,
-        constraints: circuit.num_constraints() as u64,
-        variables: circuit.num_variables() as u64,
-        public_inputs: (circuit.num_instance() - 1) as u64,
-        domain_size: circuit.domain_size() as u64,
-        seal_proof: String::new(),
-        partitions: 0,
-    };
-    let key = Arc::new(CircuitKey::new(name, key, Some(circuit))?);
-    Ok(Loaded { info, key, witnesses: Witnesses::Assignment })
+    Loaded::new(name, kind, digest, stored.len(), key, circuit, Witnesses::Assignment)
 }
 
 pub fn hex(bytes: &[u8]) -> String {

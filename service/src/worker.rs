@@ -173,10 +173,16 @@ async fn prove<B: Backend + 'static>(
                 Ok(Ok(partitions)) => partitions,
                 Ok(Err(e)) => {
                     eprintln!("g16 serve: job {job}: its stored C1 output: {e}");
-                    return Outcome::Failed { code: reason::INTERNAL.into(), message: format!("the stored C1 output: {e}") };
+                    return Outcome::Failed {
+                        code: reason::INTERNAL.into(),
+                        message: format!("the stored C1 output: {e}"),
+                    };
                 }
                 Err(e) => {
-                    return Outcome::Failed { code: reason::DEVICE.into(), message: format!("reading the C1 output: {e}") }
+                    return Outcome::Failed {
+                        code: reason::DEVICE.into(),
+                        message: format!("reading the C1 output: {e}"),
+                    }
                 }
             }
         }
@@ -223,7 +229,11 @@ fn proved(output: JobOutput, witnesses: Witnesses, events: &[g16::timeline::Even
             let proofs: Vec<g16::Proof> = output.proofs.iter().map(|p| p.proof.clone()).collect();
             let public: Vec<g16::Fr> = output.proofs.iter().flat_map(|p| p.public_inputs.iter().copied()).collect();
             let c2 = g16_filecoin::c2_output(&proofs);
-            Outcome::Proved { proof: crate::stored_proof::filecoin_c2(&c2), public_inputs: witness::to_raw(&public), timeline }
+            Outcome::Proved {
+                proof: crate::stored_proof::filecoin_c2(&c2),
+                public_inputs: witness::to_raw(&public),
+                timeline,
+            }
         }
     }
 }

@@ -125,7 +125,8 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
         let (code, m) = status(client.prove_c1("porep", &other_size, options()).await.unwrap_err());
         assert_eq!(code, Code::InvalidArgument, "{m}");
         assert!(m.contains("StackedDrg512MiBV1_1") && m.contains("StackedDrg2KiBV1_1"), "{m}");
-        let (code, m) = status(client.prove_c1("porep", &lotus_json[..lotus_json.len() / 2], options()).await.unwrap_err());
+        let (code, m) =
+            status(client.prove_c1("porep", &lotus_json[..lotus_json.len() / 2], options()).await.unwrap_err());
         assert_eq!(code, Code::InvalidArgument, "{m}");
         assert!(m.contains("not valid JSON"), "{m}");
         let (code, m) = status(client.prove("porep", WitnessFormat::Raw, &[0u8; 64], options()).await.unwrap_err());
@@ -170,7 +171,10 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
     });
     assert_eq!(c2.len(), 192, "one partition's proof");
     let c1 = good.c1_output();
-    assert!(c1.verify_seal(good.prover_id, good.sector_id, &c2).unwrap(), "verify_seal rejects the service's C2 output");
+    assert!(
+        c1.verify_seal(good.prover_id, good.sector_id, &c2).unwrap(),
+        "verify_seal rejects the service's C2 output"
+    );
     // Another sector's ids: refused, so the acceptance above means something.
     assert!(!c1.verify_seal(good.prover_id, good.sector_id ^ 1, &c2).unwrap_or(false));
 }
