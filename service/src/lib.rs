@@ -82,7 +82,8 @@ pub async fn bind<B: Backend + 'static>(
         })
         .collect();
     let engine_config = EngineConfig {
-        // Witness workers only copy stored witnesses into field elements.
+        // Witness workers copy stored witnesses into field elements, or make a Filecoin
+        // partition's witness from its C1 output (two at a time: at 32 GiB each is 4 GB).
         synthesis_workers: 2,
         channel_bound: 2,
         workers_per_device: 2,

@@ -104,7 +104,7 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
             status(client.register_filecoin("porep", &proof().to_string(), "missing.params").await.unwrap_err());
         assert_eq!(code, Code::NotFound, "{m}");
         // Uploaded instead of named on the server's disk.
-        let upload = client.register_files("porep", PackageKind::FilecoinPorep, &[outside.clone()]).await;
+        let upload = client.register_files("porep", PackageKind::FilecoinPorep, std::slice::from_ref(&outside)).await;
         let (code, m) = status(upload.unwrap_err());
         assert_eq!(code, Code::InvalidArgument, "{m}");
         assert!(m.contains("path of its parameter file"), "{m}");
