@@ -69,6 +69,11 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
     // The C1 output of a 512 MiB sector as far as its name says (the vanilla proofs' shape is
     // checked after the name).
     let other_size = edited(&|v| v["registered_proof"] = "StackedDrg512MiBV1_1".into());
+    // Named as the circuit's, its vanilla proofs said to be a 512 MiB sector's.
+    let other_size_proofs = edited(&|v| {
+        let proofs = v["vanilla_proofs"]["StackedDrg2KiBV1"].take();
+        v["vanilla_proofs"] = serde_json::json!({ "StackedDrg512MiBV1": proofs });
+    });
     // One byte of a sibling on the path from a challenged replica node to comm_r_last.
     let tampered = edited(&|v| {
         let byte = &mut v["vanilla_proofs"]["StackedDrg2KiBV1"][0][1]["comm_r_last_proof"]["data"]["Single"]["path"]
@@ -125,6 +130,9 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
         let (code, m) = status(client.prove_c1("porep", &other_size, options()).await.unwrap_err());
         assert_eq!(code, Code::InvalidArgument, "{m}");
         assert!(m.contains("StackedDrg512MiBV1_1") && m.contains("StackedDrg2KiBV1_1"), "{m}");
+        let (code, m) = status(client.prove_c1("porep", &other_size_proofs, options()).await.unwrap_err());
+        assert_eq!(code, Code::InvalidArgument, "{m}");
+        assert!(m.contains("StackedDrg512MiBV1's"), "{m}");
         let (code, m) =
             status(client.prove_c1("porep", &lotus_json[..lotus_json.len() / 2], options()).await.unwrap_err());
         assert_eq!(code, Code::InvalidArgument, "{m}");
@@ -132,6 +140,15 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
         let (code, m) = status(client.prove("porep", WitnessFormat::Raw, &[0u8; 64], options()).await.unwrap_err());
         assert_eq!(code, Code::InvalidArgument, "{m}");
         assert!(m.contains("C1 output"), "{m}");
+        // filecoin-proofs' own bincode, which names no proof (the circuit's is taken), is
+        // accepted; the job is cancelled before it costs a whole proof (or, if proven first,
+        // its proof is checked).
+        let job = client.prove_c1("porep", &bincode::serialize(&good.c1).unwrap(), options()).await.unwrap();
+        client.cancel(&job).await.unwrap();
+        match client.await_job(&job).await {
+            Ok(result) => assert!(result.verified && result.proof.unwrap().filecoin_c2.len() == 192),
+            Err(e) => assert_eq!(status(e).0, Code::Cancelled),
+        }
         // Well formed, found wrong when the partition's witness is made or checked.
         let job = client.prove_c1("porep", &tampered, options()).await.unwrap();
         let (code, m) = status(client.await_job(&job).await.unwrap_err());

@@ -1,6 +1,7 @@
-//! What the tests share: a real 2 KiB sector sealed by filecoin-proofs (add_piece, PC1, PC2,
-//! C1), the PoRep circuit compiled by g16, and its Groth16 parameters made by storage-proofs
-//! from a seeded RNG (as filecoin-proofs names and reads them).
+//! What the tests share (this crate's, and g16-service's tests/filecoin.rs, which includes this
+//! file): a real 2 KiB sector sealed by filecoin-proofs (add_piece, PC1, PC2, C1), the PoRep
+//! circuit compiled by g16, and its Groth16 parameters made by storage-proofs from a seeded RNG
+//! (as filecoin-proofs names and reads them).
 //!
 //! The parameters take ~12 minutes and 5 GB on two cores, so they are made once into
 //! `FIL_PROOFS_PARAMETER_CACHE` (default: `target/tmp/filecoin-params`) and reused; the same
