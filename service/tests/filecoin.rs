@@ -3,7 +3,8 @@
 //! filecoin-proofs reads, on the server's disk; a sealed sector's C1 output proven as one job,
 //! and its C2 output accepted by filecoin-proofs' verify_seal. Bad registrations and bad C1
 //! outputs get a status that says what is wrong and no proof, and the server keeps serving.
-//! A second server on the same store loads the package from its stored reference.
+//! Other servers on the same store load the package from its stored reference: from their own
+//! copy of the file, refused where they have none or it is not the registered file.
 
 #[path = "../../filecoin/tests/common/mod.rs"]
 mod common;
@@ -177,6 +178,18 @@ fn a_c1_output_is_proven_to_the_c2_output_verify_seal_accepts_and_bad_input_is_r
         assert!(m.contains("--package-dir"), "{m}");
         let _ = stop_elsewhere.send(());
         server_elsewhere.await.unwrap().unwrap();
+        // Its copy of the file differs from the registered one in one bit: refused by digest.
+        let altered = common::tempdir("altered-params");
+        let mut bytes = std::fs::read(&params).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(altered.join(&params_name), bytes).unwrap();
+        let (mut other_copy, stop_other_copy, server_other_copy) = serve("altered", &store, Some(&altered)).await;
+        let (code, m) = status(other_copy.preload("porep").await.unwrap_err());
+        assert_eq!(code, Code::FailedPrecondition, "{m}");
+        assert!(m.contains("not the one registered"), "{m}");
+        let _ = stop_other_copy.send(());
+        server_other_copy.await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&altered);
         let (mut fleet, stop_fleet, server_fleet) = serve("third", &store, Some(&dir)).await;
         assert_eq!(fleet.preload("porep").await.unwrap(), ["cpu:0"]);
         let _ = stop_fleet.send(());
