@@ -4,13 +4,15 @@
 //! What the store keeps for such a package is its reference, not its bytes: the seal proof's
 //! name, the parameter file's path inside the package directory, and the file's digest. A
 //! parameter file is 1 GB (2 KiB sectors) to tens of GB (32 and 64 GiB), and the store is one
-//! byte string per package in a database every server of a fleet shares; every server of a
-//! fleet that proves PoRep needs the file on its own disk to map it anyway. The digest makes
-//! the reference as strong as the bytes: a server that loads the package from the store reads
-//! its own copy and refuses one whose digest is not the registered file's, so its points were
-//! fully checked at registration and only their curve equations are checked again (as for the
-//! packages the store holds whole). The circuit is not stored either: it is recorded from
-//! storage-proofs' blank circuit, a function of the seal proof, and cached on disk.
+//! byte string per package in a database every server of a fleet shares: held there, each load
+//! would pull that much out of PostgreSQL, while the hosts that prove PoRep keep the files on
+//! disk already (filecoin-proofs' parameter directory, which `--package-dir` can be). The
+//! digest makes the reference as strong as the bytes: a server that loads the package from the
+//! store reads its own copy and refuses one whose digest is not the registered file's, so its
+//! points were fully checked at registration and only their curve equations are checked again
+//! (as for the packages the store holds whole). The circuit is not stored either: it is
+//! recorded from storage-proofs' blank circuit, a function of the seal proof, and cached on
+//! disk.
 //!
 //! Stored body (after the package header): the parameter file's digest (32 bytes), the seal
 //! proof's name (1 byte of length, then the name), then the parameter file's path relative to
@@ -42,7 +44,7 @@ pub struct PoRepPackage {
 impl PoRepPackage {
     pub fn encode(&self) -> Result<Vec<u8>, PackageError> {
         let name = self.proof.to_string();
-        let path = self.params.to_str().ok_or_else(|| PackageError::Truncated("a parameter path that is not UTF-8"))?;
+        let path = self.params.to_str().ok_or_else(|| PackageError::ParamsPath(self.params.display().to_string()))?;
         let mut body = Vec::with_capacity(32 + 1 + name.len() + path.len());
         body.extend_from_slice(&self.params_digest);
         body.push(u8::try_from(name.len()).expect("a seal proof's name is short"));

@@ -48,6 +48,8 @@ pub enum PackageError {
     #[cfg(feature = "filecoin")]
     #[error(transparent)]
     Filecoin(#[from] g16_filecoin::FilecoinError),
+    #[error("the parameter file's path {0} is not UTF-8")]
+    ParamsPath(String),
     /// A server's copy of a registered parameter file is not the file registered.
     #[error("the parameter file {path} is not the one registered (its digest differs)")]
     ParamsDigest { path: String },
