@@ -81,10 +81,9 @@ impl<B: Backend + 'static> Api<B> {
         let known = self.known(&name, &digest).await?;
         // Otherwise every point is checked, the subgroup checks on the engine's first device.
         let checker = self.state.engine.subgroup_checker();
-        let state = Arc::clone(&self.state);
         let (loaded, stored) = tokio::task::spawn_blocking(move || {
             let checks = if known { PointChecks::CurveOnly } else { PointChecks::FullOn(&checker) };
-            (package::load(&name, &stored, &digest, checks, &state.config), stored)
+            (package::load(&name, &stored, &digest, checks), stored)
         })
         .await
         .map_err(|e| Status::internal(format!("checking the package: {e}")))?;

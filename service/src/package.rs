@@ -19,8 +19,6 @@ use g16::prover::PointChecks;
 use g16::CheckedKey;
 use g16_client::proto::{CircuitInfo, PackageKind};
 
-use crate::config::ServeConfig;
-
 /// Why a package cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PackageError {
@@ -42,6 +40,9 @@ pub enum PackageError {
     Mismatch(#[from] g16::ProveError),
     #[error(transparent)]
     Path(#[from] PathError),
+    /// A Filecoin package read without the server's package directory to find its files in.
+    #[error("a Filecoin PoRep package refers to a parameter file on the server's disk: it is loaded with the server's package directory")]
+    ByReference,
     /// A package of a kind this build does not prove.
     #[error("this server was built without Filecoin support (cargo feature `filecoin`)")]
     NoFilecoin,
@@ -167,18 +168,13 @@ impl Loaded {
 /// one read back from the store, which holds only packages that passed the full checks when
 /// they were registered (a fleet's database is as trusted as the servers that share it).
 /// `digest`: the package's ([`g16::key_store::digest_bytes`]), which its caller has already made.
-/// `config`: where a package that names files on the server's disk finds them.
-pub fn load(
-    name: &str,
-    stored: &[u8],
-    digest: &FileDigest,
-    checks: PointChecks,
-    config: &ServeConfig,
-) -> Result<Loaded, PackageError> {
+/// A Filecoin package names files on the server's disk: `state.rs` loads it through
+/// `filecoin.rs` with the server's configuration, and it is refused here.
+pub fn load(name: &str, stored: &[u8], digest: &FileDigest, checks: PointChecks) -> Result<Loaded, PackageError> {
     if stored.len() < HEADER_BYTES {
         return Err(PackageError::Truncated("no header"));
     }
-    let kind = PackageKind::try_from(i32::from(stored[0])).map_err(|_| PackageError::Kind(i32::from(stored[0])))?;
+    let kind = kind_of(stored)?;
     let circuit_bytes = u64::from_le_bytes(stored[1..9].try_into().expect("8 bytes"));
     let bytes = &stored[HEADER_BYTES..];
     let (key, circuit) = match kind {
@@ -200,16 +196,16 @@ pub fn load(
             }
             (key, file.circuit)
         }
-        #[cfg(feature = "filecoin")]
-        PackageKind::FilecoinPorep => return crate::filecoin::load(name, stored, digest, checks, config),
-        #[cfg(not(feature = "filecoin"))]
-        PackageKind::FilecoinPorep => {
-            let _ = config;
-            return Err(PackageError::NoFilecoin);
-        }
+        PackageKind::FilecoinPorep => return Err(PackageError::ByReference),
         PackageKind::Unspecified => return Err(PackageError::Kind(0)),
     };
     Loaded::new(name, kind, digest, stored.len(), key, circuit, Witnesses::Assignment)
+}
+
+/// A stored package's kind, from its header.
+pub fn kind_of(stored: &[u8]) -> Result<PackageKind, PackageError> {
+    let first = *stored.first().ok_or(PackageError::Truncated("no header"))?;
+    PackageKind::try_from(i32::from(first)).map_err(|_| PackageError::Kind(i32::from(first)))
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -234,12 +230,10 @@ mod tests {
         let file = CircuitFile { circuit: compiled, key_digest: None }.to_bytes();
         let stored = encode(PackageKind::Compiled, file.len() as u64, &[file, key].concat());
         let digest = g16::key_store::digest_bytes(&stored);
-        let config = ServeConfig::default();
-        let refused =
-            load("bad", &stored, &digest, PointChecks::Full, &config).err().expect("a point outside the subgroup");
+        let refused = load("bad", &stored, &digest, PointChecks::Full).err().expect("a point outside the subgroup");
         assert!(refused.to_string().contains("a_query"), "{refused}");
         // What the store holds passed these checks when it was registered: only the curve
         // equation is checked again.
-        assert!(load("bad", &stored, &digest, PointChecks::CurveOnly, &config).is_ok());
+        assert!(load("bad", &stored, &digest, PointChecks::CurveOnly).is_ok());
     }
 }

@@ -6,9 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use g16::digest::FileDigest;
 use g16::engine::{Engine, JobCanceller};
 use g16::prover::PointChecks;
 use g16::Backend;
+use g16_client::proto::PackageKind;
 use g16_queue::{JobId, JobStore};
 use tokio::sync::Notify;
 use tonic::Status;
@@ -17,7 +19,7 @@ use crate::budget::WitnessBudget;
 use crate::config::ServeConfig;
 use crate::error::store_status;
 use crate::metrics::{Gauges, Metrics};
-use crate::package::{self, Loaded};
+use crate::package::{self, Loaded, PackageError};
 
 pub(crate) struct State<B: Backend + 'static> {
     pub config: ServeConfig,
@@ -100,7 +102,7 @@ impl<B: Backend + 'static> State<B> {
         let config = self.config.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let digest = g16::key_store::digest_bytes(&record.package);
-            package::load(&owned, &record.package, &digest, PointChecks::CurveOnly, &config)
+            load_stored(&owned, &record.package, &digest, &config)
         })
         .await
         .map_err(|e| Status::internal(format!("loading circuit '{name}': {e}")))?
@@ -148,5 +150,22 @@ impl<B: Backend + 'static> State<B> {
             witness_bytes: self.budget.in_flight(),
             witness_budget: self.budget.total(),
         }
+    }
+}
+
+/// A package read back from the store (its points passed every check when it was registered:
+/// their curve equations alone are checked again). A Filecoin package finds its parameter file
+/// in this server's package directory.
+fn load_stored(name: &str, stored: &[u8], digest: &FileDigest, config: &ServeConfig) -> Result<Loaded, PackageError> {
+    let checks = PointChecks::CurveOnly;
+    match package::kind_of(stored)? {
+        #[cfg(feature = "filecoin")]
+        PackageKind::FilecoinPorep => crate::filecoin::load(name, stored, digest, checks, config),
+        #[cfg(not(feature = "filecoin"))]
+        PackageKind::FilecoinPorep => {
+            let _ = config;
+            Err(PackageError::NoFilecoin)
+        }
+        _ => package::load(name, stored, digest, checks),
     }
 }
