@@ -1,8 +1,9 @@
 //! An `ark_groth16::ProvingKey` decoded from its canonical encoding, compressed or not, as
 //! the file streams in: 64 MiB pieces are read (a file's by [`FILE_READERS`] threads at their
-//! offsets, any other source's by one thread in order), each piece is digested on the pool
-//! while the points already read decode on every core. Points are decoded but not checked
-//! (that is `validate`'s job, which names a bad one); only the bytes' form is refused here.
+//! offsets, any other source's by one thread in order), each piece is digested on threads of
+//! its own while the points already read decode on every core. Points are decoded but not
+//! checked (that is `validate`'s job, which names a bad one); only the bytes' form is refused
+//! here.
 //! The host holds the decoded key and at most a few pieces of the file, never both whole.
 //!
 //! ```text
@@ -219,14 +220,11 @@ impl Buffers {
         }
     }
 
-    /// The piece, its digest started on the pool.
+    /// The piece, its digest started on the digest threads ([`digest::piece_in_background`]
+    /// says why not on the pool that decodes).
     fn hand_on(&mut self, bytes: Vec<u8>) -> Block {
         let bytes = std::sync::Arc::new(bytes);
-        let (done, digest) = sync_channel(1);
-        let hashed = bytes.clone();
-        rayon::spawn(move || {
-            let _ = done.send(digest::piece(&hashed));
-        });
+        let digest = digest::piece_in_background(bytes.clone());
         self.sent.push(bytes.clone());
         Block { bytes, digest }
     }
