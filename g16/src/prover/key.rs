@@ -38,9 +38,7 @@ impl std::fmt::Display for PointProblem {
             PointProblem::NotOnCurve => "is not on the curve",
             PointProblem::NotInSubgroup => "is not in the prime-order subgroup",
             PointProblem::Identity => "is the identity (such a key would verify anything)",
-            PointProblem::InputIdentity => {
-                "is the identity (the verifier would accept any value of that public input)"
-            }
+            PointProblem::InputIdentity => "is the identity (the verifier would accept any value of that public input)",
         })
     }
 }
@@ -146,8 +144,8 @@ impl DecodedKey {
 
     /// Checks the points (`checks`) and the sizes.
     pub fn check(self, checks: PointChecks<'_>) -> Result<CheckedKey, KeyError> {
-        let decode::Decoded { pk, digest, compressed } = self.decoded;
-        let shape = validate(&pk, checks, Qap::Libsnark)?;
+        let decode::Decoded { pk, digest, compressed, on_curve } = self.decoded;
+        let shape = validate(&pk, checks, Qap::Libsnark, on_curve)?;
         Ok(CheckedKey { pk, shape, encoded_digest: (!compressed).then_some(digest) })
     }
 }
@@ -166,7 +164,7 @@ impl CheckedKey {
     /// [`CheckedKey::with_qap`] with a choice of point checks ([`PointChecks::CurveOnly`] only
     /// for a key that passed every check before).
     pub fn with_checks(pk: ProvingKey, qap: Qap, checks: PointChecks) -> Result<CheckedKey, KeyError> {
-        let shape = validate(&pk, checks, qap)?;
+        let shape = validate(&pk, checks, qap, false)?;
         Ok(CheckedKey { pk, shape, encoded_digest: None })
     }
 
@@ -292,7 +290,7 @@ fn named(
 /// were done before), α, β, γ, δ not the identity, no public input's point the identity, and
 /// the lengths consistent with each other. A bad point is named by its query and index; the
 /// queries are checked in the encoding's order.
-fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap) -> Result<KeyShape, KeyError> {
+fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap, on_curve: bool) -> Result<KeyShape, KeyError> {
     let vk = &pk.vk;
     let g1: [(&'static str, &[crate::curve::G1Affine]); 8] = [
         ("alpha_g1", std::slice::from_ref(&vk.alpha_g1)),
@@ -310,11 +308,15 @@ fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap) -> Result<KeySha
         ("delta_g2", std::slice::from_ref(&vk.delta_g2)),
         ("b_g2_query", &pk.b_g2_query),
     ];
-    for (query, points) in g1 {
-        check_curve(query, points)?;
-    }
-    for (query, points) in g2 {
-        check_curve(query, points)?;
+    // Known where the decoder checked each point as it went (`on_curve`); otherwise, and
+    // where it found one off, this pass names the first.
+    if !on_curve {
+        for (query, points) in g1 {
+            check_curve(query, points)?;
+        }
+        for (query, points) in g2 {
+            check_curve(query, points)?;
+        }
     }
     let checker: Option<&dyn SubgroupCheck> = match checks {
         PointChecks::Full => Some(&OnHost),

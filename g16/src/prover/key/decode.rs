@@ -30,6 +30,9 @@ pub struct Decoded {
     pub pk: ProvingKey,
     pub digest: FileDigest,
     pub compressed: bool,
+    /// Every point was found on the curve as it decoded, while its coordinates were in cache
+    /// (`validate` then skips its own pass over them; where one is off, that pass names it).
+    pub on_curve: bool,
 }
 
 /// Decodes a whole key from `src`: a truncated encoding, a malformed point (named by its
@@ -37,14 +40,18 @@ pub struct Decoded {
 /// `len`, where known, is the source's length: vectors are then allocated once, at their size.
 pub fn decode<R: KeyReader>(src: R, len: Option<u64>) -> Result<Decoded, KeyError> {
     let mut compressed = false;
+    let mut on_curve = false;
     let (pk, digest) = decode_with(src, len, |s| {
+        s.stream.check_curve = true;
         let first = s.stream.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
         compressed = first & 0x80 != 0;
         let compress = if compressed { Compress::Yes } else { Compress::No };
         s.format = if compressed { "compressed" } else { "uncompressed" };
-        s.stream.key(compress).map_err(|e| e.into_key_error(s.stream.total(), s.format))
+        let pk = s.stream.key(compress).map_err(|e| e.into_key_error(s.stream.total(), s.format))?;
+        on_curve = !s.stream.off_curve;
+        Ok(pk)
     })?;
-    Ok(Decoded { pk, digest, compressed })
+    Ok(Decoded { pk, digest, compressed, on_curve })
 }
 
 /// Decodes a file of points in any layout as it streams in (`read` walks the layout through
@@ -266,11 +273,24 @@ struct Stream {
     eof: bool,
     /// The source's length, where known.
     len: Option<u64>,
+    /// Whether points are checked on the curve as they decode, and whether one was off.
+    check_curve: bool,
+    off_curve: bool,
 }
 
 impl Stream {
     fn new(rx: Vec<Receiver<std::io::Result<Block>>>) -> Stream {
-        Stream { rx, block: Default::default(), pos: 0, consumed: 0, pieces: Vec::new(), eof: false, len: None }
+        Stream {
+            rx,
+            block: Default::default(),
+            pos: 0,
+            consumed: 0,
+            pieces: Vec::new(),
+            eof: false,
+            len: None,
+            check_curve: false,
+            off_curve: false,
+        }
     }
 
     /// The next piece, or false at the end.
@@ -328,8 +348,10 @@ impl Stream {
 
     fn point<P: EncodedPoint>(&mut self, compress: Compress, what: &str) -> Result<P, Stop> {
         let bytes = self.small(P::default_size(compress))?;
-        P::deserialize_with_mode(&bytes[..], compress, Validate::No)
-            .map_err(|error| Stop::Bad { what: what.to_string(), error })
+        let p = P::deserialize_with_mode(&bytes[..], compress, Validate::No)
+            .map_err(|error| Stop::Bad { what: what.to_string(), error })?;
+        self.off_curve |= self.check_curve && !p.on_curve();
+        Ok(p)
     }
 
     /// A vector: its u64 length, then its points.
@@ -355,15 +377,21 @@ impl Stream {
             let first = out.len();
             // Decoded straight into place; the first malformed point (lowest index) is kept.
             let bad = std::sync::Mutex::new(None::<(usize, SerializationError)>);
+            let (check_curve, off_curve) = (self.check_curve, std::sync::atomic::AtomicBool::new(false));
             out.par_extend(self.available()[..whole * size].par_chunks_exact(size).enumerate().map(|(i, b)| {
-                P::deserialize_with_mode(b, compress, Validate::No).unwrap_or_else(|e| {
+                let p = P::deserialize_with_mode(b, compress, Validate::No).unwrap_or_else(|e| {
                     let mut bad = bad.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     if bad.as_ref().is_none_or(|(j, _)| i < *j) {
                         *bad = Some((i, e));
                     }
                     P::default()
-                })
+                });
+                if check_curve && !p.on_curve() {
+                    off_curve.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                p
             }));
+            self.off_curve |= off_curve.into_inner();
             if let Some((i, error)) = bad.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
                 return Err(Stop::Bad { what: format!("{query}[{}]", first + i), error });
             }
@@ -414,12 +442,18 @@ impl Stream {
 /// A point a [`PointStream`] decodes: its encoded size, which arkworks knows per instance only.
 pub trait EncodedPoint: CanonicalDeserialize + Send + Default {
     fn default_size(compress: Compress) -> usize;
+    /// On the curve (the identity counts as on it).
+    fn on_curve(&self) -> bool;
 }
 
 impl<C: SWCurveConfig> EncodedPoint for Affine<C> {
     fn default_size(compress: Compress) -> usize {
         use ark_serialize::CanonicalSerialize;
         Affine::<C>::default().serialized_size(compress)
+    }
+
+    fn on_curve(&self) -> bool {
+        self.is_on_curve()
     }
 }
 
@@ -438,6 +472,7 @@ pub(super) fn describe(e: SerializationError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_ec::AffineRepr;
     use ark_serialize::CanonicalSerialize;
 
     fn key() -> ProvingKey {
@@ -456,6 +491,41 @@ mod tests {
             assert_eq!(d.pk, pk);
             assert_eq!(d.compressed, compress == Compress::Yes);
             assert_eq!(d.digest, digest::digest_bytes(&bytes));
+        }
+    }
+
+    /// The decoder's curve verdict: every point on it for a real key; a point moved off it
+    /// (uncompressed, so it still decodes) in a vector, or alone, makes the verdict false.
+    #[test]
+    fn points_off_the_curve_are_noticed_as_they_decode() {
+        let pk = key();
+        let encode = |pk: &ProvingKey| {
+            let mut bytes = Vec::new();
+            pk.serialize_with_mode(&mut bytes, Compress::No).unwrap();
+            bytes
+        };
+        let good = encode(&pk);
+        assert!(decode(&good[..], Some(good.len() as u64)).unwrap().on_curve);
+        let off = |p: crate::curve::G1Affine| crate::curve::G1Affine::new_unchecked(p.x, p.y + p.y);
+        let mut in_vector = pk.clone();
+        let i = in_vector.h_query.iter().rposition(|p| !p.is_zero()).expect("a point that is not the identity");
+        in_vector.h_query[i] = off(in_vector.h_query[i]);
+        let mut alone = pk.clone();
+        alone.delta_g1 = off(alone.delta_g1);
+        let mut g2 = pk.clone();
+        let i = g2.b_g2_query.iter().rposition(|p| !p.is_zero()).expect("a point that is not the identity");
+        let q = g2.b_g2_query[i];
+        g2.b_g2_query[i] = crate::curve::G2Affine::new_unchecked(q.x, q.y + q.y);
+        for bad in [in_vector, alone, g2] {
+            assert!(
+                !(bad.h_query.iter().all(|p| p.is_on_curve())
+                    && bad.delta_g1.is_on_curve()
+                    && bad.b_g2_query.iter().all(|p| p.is_on_curve()))
+            );
+            let bytes = encode(&bad);
+            let d = decode(&bytes[..], Some(bytes.len() as u64)).unwrap();
+            assert!(!d.on_curve);
+            assert_eq!(d.pk, bad, "decoded as written");
         }
     }
 
