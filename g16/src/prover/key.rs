@@ -38,7 +38,9 @@ impl std::fmt::Display for PointProblem {
             PointProblem::NotOnCurve => "is not on the curve",
             PointProblem::NotInSubgroup => "is not in the prime-order subgroup",
             PointProblem::Identity => "is the identity (such a key would verify anything)",
-            PointProblem::InputIdentity => "is the identity (the verifier would accept any value of that public input)",
+            PointProblem::InputIdentity => {
+                "is the identity (the verifier would accept any value of that public input)"
+            }
         })
     }
 }

@@ -1,9 +1,9 @@
 //! An `ark_groth16::ProvingKey` decoded from its canonical encoding, compressed or not, as
 //! the file streams in: 64 MiB pieces are read (a file's by [`FILE_READERS`] threads at their
 //! offsets, any other source's by one thread in order), each piece is digested on threads of
-//! its own while the points already read decode on every core. Points are decoded but not
-//! checked (that is `validate`'s job, which names a bad one); only the bytes' form is refused
-//! here.
+//! its own while the points already read decode on every core. A key's points are checked on
+//! the curve as they decode, but not refused here: `validate` names a bad one (and skips its
+//! own curve pass where all passed); only the bytes' form is refused here.
 //! The host holds the decoded key and at most a few pieces of the file, never both whole.
 //!
 //! ```text
