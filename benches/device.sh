@@ -46,7 +46,8 @@
 #       keygen    memory plans (2^22–2^27 on the H200, 2^22–2^25 on a 24 GiB card) and key
 #                 generation on CUDA at 2^22 and 2^24 with its host and device phases
 #       keys      a key's way to its first proof: g16 bench first-proof (a key file, every check on
-#                 the device, then the digest known) on CUDA at 2^20 and 2^22 and wgpu at 2^20;
+#                 the device, then the digest known) on CUDA at 2^20 and 2^22 and wgpu at 2^20
+#                 (its checks on the device, then on the host: G16_WGPU_SUBGROUP);
 #                 `g16 prove --zkey` of a 2^20 zkey and `--key` of a 2^20 arkworks key in fresh
 #                 processes, first and again (digest recorded); the key store at 2^22 in fresh
 #                 processes (KEYS_24=1: at 2^24 too); a 2^22 zkey registered with `g16 serve`
@@ -416,8 +417,11 @@ keys() {
   echo "== [$SECONDS] first-proof, CUDA 2^20 and 2^22, wgpu 2^20 (keys made on the device, written to a file)"
   timeout 300 "$D/g16" bench --json "$json" --backends cuda --ops first-proof --sizes 20..22 --runs 2 --warmup 0 \
     --keys-in-memory 2>&1 | grep -v "^\s*$"
-  [ -n "${KEYS_NO_WGPU:-}" ] || timeout 200 "$D/g16" bench --json "$json" --backends wgpu --ops first-proof --sizes 20 \
-    --runs 1 --warmup 0 --keys-in-memory 2>&1 | grep -v "^\s*$"
+  # wgpu: the subgroup checks on the device (the default on a GPU), then on the host's cores.
+  for place in device host; do
+    [ -n "${KEYS_NO_WGPU:-}" ] || G16_WGPU_SUBGROUP=$place timeout 200 "$D/g16" bench --json "$json" --backends wgpu \
+      --ops first-proof --sizes 20 --runs 1 --warmup 0 --keys-in-memory 2>&1 | grep -v "^\s*$"
+  done
   step 300 keys-files-20 bash -c "'$D/g16' setup --circuit synthetic --size 20 --seed 1 --zkey '$w/s20.zkey' &&
     '$D/g16' setup --circuit synthetic --size 20 --seed 1 --out '$w/k20.key' &&
     '$D/g16' compile --circuit synthetic --size 20 --out '$w/c20.circ' &&

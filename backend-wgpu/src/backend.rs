@@ -11,11 +11,12 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use g16_backend::subgroup::{G1_CHECK_IN_ADDITIONS, G2_CHECK_IN_ADDITIONS};
+use g16_backend::timeline::{current_span, DeviceSpan};
 use g16_backend::{
     check_msm, check_range, check_same_len, check_spmv, Backend, BackendId, BackendInfo, BackendKind, BackendResult,
     G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix, SOFTWARE_ADAPTER,
 };
-use g16_backend::timeline::{current_span, DeviceSpan};
 use g16_backend::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{Elem, FrBuffer, G1Buffer, G2Buffer, Memory};
@@ -28,6 +29,7 @@ use crate::ntt::Ntt;
 use crate::options::WgpuOptions;
 use crate::sparse::{DeviceMatrix, Sparse};
 use crate::staging;
+use crate::subgroup;
 use crate::timing::{Tag, Timing};
 
 /// One open adapter and the layers built on it, each holding the ones below it.
@@ -40,6 +42,8 @@ struct Gpu {
     msm: Msm,
     fixed_base: FixedBase,
     sparse: Sparse,
+    /// Whether the subgroup checks run here (`WgpuOptions::subgroup_on_device`).
+    subgroup_on_device: bool,
 }
 
 impl Gpu {
@@ -48,13 +52,13 @@ impl Gpu {
         let mem = Arc::new(Memory::new(dev.clone()));
         let pipelines = Arc::new(Pipelines::new(dev.clone(), options.pipeline_cache.as_deref()));
         let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
-        let ntt =
-            Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_max_pass_stages);
+        let ntt = Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_max_pass_stages);
         let programs = Arc::new(CurvePrograms::default());
         let msm = Msm::new(mem.clone(), pipelines.clone(), timing.clone(), programs.clone(), options.msm);
         let fixed_base = FixedBase::new(mem.clone(), pipelines.clone(), timing.clone(), programs);
         let sparse = Sparse::new(mem.clone(), pipelines.clone(), timing.clone());
-        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm, fixed_base, sparse })
+        let subgroup_on_device = options.subgroup_on_device.unwrap_or(dev.adapter().device_type != "Cpu");
+        Ok(Gpu { dev, mem, pipelines, timing, ntt, msm, fixed_base, sparse, subgroup_on_device })
     }
 }
 
@@ -250,6 +254,22 @@ impl Backend for WgpuBackend {
         }
         let abc = (self.fr(a)?, self.fr(b)?, self.fr(c)?);
         Ok(self.gpu.sparse.first_unsatisfied(abc, rows, self.tag())?)
+    }
+
+    fn first_outside_subgroup_g1(&self, points: &[G1Affine]) -> BackendResult<Option<usize>> {
+        if !self.gpu.subgroup_on_device {
+            return Ok(g16_backend::subgroup::first_outside_g1(points));
+        }
+        let (mem, msm) = (&self.gpu.mem, &self.gpu.msm);
+        Ok(subgroup::first_outside(mem, msm, points, G1_CHECK_IN_ADDITIONS, self.tag())?)
+    }
+
+    fn first_outside_subgroup_g2(&self, points: &[G2Affine]) -> BackendResult<Option<usize>> {
+        if !self.gpu.subgroup_on_device {
+            return Ok(g16_backend::subgroup::first_outside_g2(points));
+        }
+        let (mem, msm) = (&self.gpu.mem, &self.gpu.msm);
+        Ok(subgroup::first_outside(mem, msm, points, G2_CHECK_IN_ADDITIONS, self.tag())?)
     }
 
     fn synchronize(&self) -> BackendResult<()> {

@@ -5,8 +5,9 @@
 //!   g16 but that contract; every setting is a field of [`WgpuOptions`], read once when the
 //!   device opens.
 //! - Layers depend downward only, in one order shared by both GPU crates:
-//!   `backend` → `ntt`, `msm`, `fixed_base`, `sparse` → `staging` → `compile`, `timing` →
-//!   `buffers` → `device` → `options`, `error`. Modules of one level do not use each other.
+//!   `backend` → `ntt`, `msm`, `fixed_base`, `sparse` (and here `subgroup`) → `staging` →
+//!   `compile`, `timing` → `buffers` → `device` → `options`, `error`. Modules of one level do
+//!   not use each other, but for `subgroup`, which sums its buckets with `msm`'s kernels.
 //!   `compile` turns the kernel sources into what the device runs and checks every launch
 //!   against its table of kernels; `timing` maps the device's clock onto the timeline's.
 //!   The device holds only its own state; each layer above owns its caches, in its own
@@ -38,6 +39,7 @@ mod ntt;
 mod options;
 mod sparse;
 mod staging;
+mod subgroup;
 mod timing;
 
 pub use backend::{device_count, hardware_device_count, WgpuBackend};

@@ -25,4 +25,9 @@ pub struct WgpuOptions {
     pub msm: MsmTuning,
     /// Most stages an NTT pass runs when an NTT takes several (at most 8, the default).
     pub ntt_max_pass_stages: Option<u32>,
+    /// Where a key's subgroup checks run: `Some(true)` on the device (the batched check's
+    /// bucket sums there), `Some(false)` on the host's cores; `None`: the device, unless the
+    /// adapter is a software one (lavapipe), which runs on the host's cores slower than the
+    /// host's own check (about 4.5× on a 2-core machine, docs/perf/keys.md).
+    pub subgroup_on_device: Option<bool>,
 }

@@ -57,6 +57,17 @@ pub(crate) fn upload_points<G: Group>(mem: &Memory, host: &[Affine<G>]) -> Resul
     upload(mem, &what, elem, &to_words(host, elem.words(), G::affine_to_words))
 }
 
+/// Words as a new buffer bound whole (it must fit one binding), once copied.
+pub(crate) fn upload_words(mem: &Memory, what: &str, words: &[u32]) -> Result<wgpu::Buffer, WgpuError> {
+    let dev = mem.device();
+    let buf = mem.plain(what, (words.len() as u64 * 4).max(4))?;
+    dev.queue().write_buffer(&buf, 0, bytemuck::cast_slice(words));
+    let index = dev.queue().submit([]);
+    dev.wait_for(index, "an upload")?;
+    dev.check_errors(&format!("uploading {what}"))?;
+    Ok(buf)
+}
+
 /// Reads all `len` elements of an array back, as words.
 pub(crate) fn read(mem: &Memory, src: &Chunked) -> Result<Vec<u32>, WgpuError> {
     read_back(mem, &src.parts())

@@ -2,7 +2,8 @@
 //! (tests/backend.rs) checks: bindings split past the storage-binding limit, dispatches past
 //! 65535 workgroups, pipeline creation, the order of the device's spans, shifted bases on
 //! small vectors, sparse products and the R1CS check over split bindings, and the NTT's pass
-//! planning at every size to 2^20 and on smaller tiles, on both arithmetic paths.
+//! planning at every size to 2^20 and on smaller tiles, on both arithmetic paths, and the
+//! batched subgroup checks in chunks.
 //! `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
 
 use std::ops::Range;
@@ -10,16 +11,14 @@ use std::ops::Range;
 use ark_bls12_381::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::UniformRand;
-use g16_backend::msm_plan::MsmTuning;
-use g16_backend::sparse::packed::PackedMatrix;
-use g16_backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SparseMatrix};
 use g16_backend::conformance::open_or_skip;
-use g16_backend::sample::{random_points, random_scalars, test_rng};
+use g16_backend::msm_plan::MsmTuning;
+use g16_backend::sample::{random_outside_subgroup, random_points, random_scalars, test_rng};
+use g16_backend::sparse::packed::PackedMatrix;
 use g16_backend::timeline::{Layer, Timeline};
+use g16_backend::{Backend, BackendError, G1Bases, G2Bases, NttKind, ScalarBuffer, Scalars, SparseMatrix};
 use g16_wgpu::compile::{Arith, Module, NttTile};
-use g16_wgpu::{
-    plan_passes, Elem, G1Buffer, G2Buffer, WgpuBackend, WgpuOptions, SPLIT_SLOTS,
-};
+use g16_wgpu::{plan_passes, Elem, G1Buffer, G2Buffer, WgpuBackend, WgpuOptions, SPLIT_SLOTS};
 use rand_chacha::ChaCha20Rng;
 
 fn open(options: WgpuOptions) -> Option<WgpuBackend> {
@@ -438,5 +437,54 @@ fn sparse_products_and_the_check_split_over_bindings() {
         let ones: Vec<Vec<(Fr, usize)>> = (0..100_000).map(|r| vec![(Fr::from(1u64), r % columns)]).collect();
         let big = SparseMatrix::from_rows(columns, ones.iter().map(Vec::as_slice)).unwrap();
         assert!(matches!(b.upload_matrix(&big), Err(BackendError::OutOfMemory { .. })));
+    }
+}
+
+#[test]
+fn subgroup_checks_run_on_the_device_in_chunks_and_name_the_first_bad_point() {
+    // 2 MiB bindings: the batched check's keys and partials cut 2^14 G1 points into chunks of a
+    // few thousand and 2^12 G2 points into chunks of about a thousand; each chunk's buckets are
+    // summed on the device (a `subgroup_g1` / `_g2` device span a chunk), lavapipe included.
+    let options =
+        WgpuOptions { max_binding_bytes: Some(2 * MIB), subgroup_on_device: Some(true), ..Default::default() };
+    let Some(b) = open(options) else { return };
+    let mut rng = test_rng("subgroup_checks_run_on_the_device_in_chunks_and_name_the_first_bad_point");
+    let sums_spans = |b: &WgpuBackend, name: &str| b.drain_device_spans().iter().filter(|s| s.name == name).count();
+    let n = (1 << 14) + 7;
+    let mut g1 = random_points::<G1Projective, _>(n, &mut rng);
+    g1[3] = G1Affine::zero();
+    b.drain_device_spans();
+    assert_eq!(b.first_outside_subgroup_g1(&g1).unwrap(), None, "G1: {n} subgroup points");
+    let chunks = sums_spans(&b, "subgroup_g1");
+    assert!(chunks >= 2, "G1: {chunks} chunks summed on the device");
+    // One bad point near the end, in the last chunk; then an earlier one, and a pair whose
+    // parts outside the subgroup cancel, both before it.
+    let last = n - 2;
+    g1[last] = random_outside_subgroup(&mut rng);
+    assert_eq!(b.first_outside_subgroup_g1(&g1).unwrap(), Some(last), "G1: one bad point in the last chunk");
+    let (i, j) = (n / 3, n / 3 + 5);
+    g1[i] = g16_backend::sample::g1_with_order_three_part(g1[i], false);
+    g1[j] = g16_backend::sample::g1_with_order_three_part(g1[j], true);
+    assert_eq!(b.first_outside_subgroup_g1(&g1).unwrap(), Some(i), "G1: a cancelling pair mid-way");
+    let m = (1 << 12) + 5;
+    let mut g2 = random_points::<G2Projective, _>(m, &mut rng);
+    b.drain_device_spans();
+    assert_eq!(b.first_outside_subgroup_g2(&g2).unwrap(), None, "G2: {m} subgroup points");
+    let chunks = sums_spans(&b, "subgroup_g2");
+    assert!(chunks >= 2, "G2: {chunks} chunks summed on the device");
+    let bad = m / 2 + 1;
+    g2[bad] = random_outside_subgroup(&mut rng);
+    g2[m - 1] = random_outside_subgroup(&mut rng);
+    assert_eq!(b.first_outside_subgroup_g2(&g2).unwrap(), Some(bad), "G2: the first of two bad points");
+}
+
+/// The conformance suite's subgroup checks with the checks on the device, which a software
+/// adapter leaves to the host by default, on both arithmetic paths.
+#[test]
+fn subgroup_checks_on_the_device_match_the_host() {
+    for force_u32 in [false, true] {
+        let options = WgpuOptions { force_u32, subgroup_on_device: Some(true), ..Default::default() };
+        let Some(b) = open(options) else { return };
+        g16_backend::conformance::subgroup_checks_match_the_host(&b, &g16_backend::conformance::Sizes::ci_wgpu());
     }
 }

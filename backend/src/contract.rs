@@ -116,8 +116,8 @@ pub trait Backend: Send + Sync {
     /// The index of the first of `points` outside the prime-order subgroup, or None. Every point
     /// must already be on the curve (the caller checks that, cheaply, while decoding); the
     /// identity is in the subgroup. The default runs on the host's cores
-    /// ([`subgroup::first_outside_g1`]); CUDA runs the same tests on the device, where the key's
-    /// bases go anyway; wgpu keeps the default.
+    /// ([`subgroup::first_outside_g1`]); CUDA and wgpu sum the batched check's buckets on the
+    /// device, where the key's bases go anyway.
     fn first_outside_subgroup_g1(&self, points: &[G1Affine]) -> BackendResult<Option<usize>> {
         Ok(subgroup::first_outside_g1(points))
     }

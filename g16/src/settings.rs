@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use g16_backend::msm_plan::{MsmTuning, DEFAULT_TABLES, TABLE_WIDTHS, WINDOW_WIDTHS};
 use crate::key_store::KeyStore;
 use crate::trust::CheckedFiles;
+use g16_backend::msm_plan::{MsmTuning, DEFAULT_TABLES, TABLE_WIDTHS, WINDOW_WIDTHS};
 
 /// A variable whose value cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +41,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_PRECOMPUTE_MAX",
     "G16_CUDA_MSM_TABLE_BUILD",
     "G16_WGPU_ARITH",
+    "G16_WGPU_SUBGROUP",
     "G16_NO_PIPELINE_CACHE",
     "G16_WGPU_MSM_WINDOW",
     "G16_WGPU_MSM_TABLE_WINDOW",
@@ -197,6 +198,13 @@ impl Settings {
                         _ => None,
                     })?
                     .unwrap_or(false),
+                subgroup_on_device: vars.parse("G16_WGPU_SUBGROUP", "device or host", |v| {
+                    match v.to_ascii_lowercase().as_str() {
+                        "device" => Some(true),
+                        "host" => Some(false),
+                        _ => None,
+                    }
+                })?,
                 pipeline_cache: match vars.flag("G16_NO_PIPELINE_CACHE")? {
                     Some(true) => None,
                     _ => cache_dir.as_ref().map(|d| d.join("wgpu")),
@@ -303,6 +311,7 @@ mod tests {
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_WGPU_ARITH", "u32"),
+            ("G16_WGPU_SUBGROUP", "host"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
             ("G16_WGPU_MSM_PRECOMPUTE", "10"),
             ("G16_WGPU_MSM_PRECOMPUTE_MAX", "20"),
@@ -313,6 +322,7 @@ mod tests {
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
         assert!(s.wgpu.force_u32);
+        assert_eq!(s.wgpu.subgroup_on_device, Some(false));
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
         assert_eq!(s.wgpu.msm, MsmTuning { window: None, table_window: Some(17), tables: Some((10, 20)) });
         let off = from(&[("G16_CACHE_DIR", "/c"), ("G16_NO_PIPELINE_CACHE", "1")]).unwrap();
@@ -329,6 +339,7 @@ mod tests {
             ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),
             ("G16_WGPU_ARITH", "u16"),
+            ("G16_WGPU_SUBGROUP", "gpu"),
             ("G16_NO_PIPELINE_CACHE", "please"),
         ] {
             let err = from(&[(name, value)]).expect_err(name);

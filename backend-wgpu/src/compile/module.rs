@@ -12,6 +12,8 @@ pub enum Module {
     Ntt,
     Pointwise,
     MsmSort,
+    /// The batched subgroup check's deal: points into random buckets, as the MSM's keys.
+    MsmDeal,
     Scan,
     MsmBucket(Curve),
     /// Shifted bases for the MSM's shared layout, built once per uploaded base vector.
@@ -25,12 +27,13 @@ pub enum Module {
 }
 
 impl Module {
-    pub const ALL: [Module; 12] = [
+    pub const ALL: [Module; 13] = [
         Module::Ntt,
         Module::Pointwise,
         Module::Spmv,
         Module::R1csCheck,
         Module::MsmSort,
+        Module::MsmDeal,
         Module::Scan,
         Module::MsmBucket(Curve::G1),
         Module::MsmBucket(Curve::G2),
@@ -45,6 +48,7 @@ impl Module {
             Module::Ntt => "ntt".into(),
             Module::Pointwise => "pointwise".into(),
             Module::MsmSort => "msm_sort".into(),
+            Module::MsmDeal => "msm_deal".into(),
             Module::Scan => "scan".into(),
             Module::MsmBucket(c) => format!("msm_bucket_{}", c.prefix()),
             Module::MsmTable(c) => format!("msm_table_{}", c.prefix()),
@@ -59,6 +63,7 @@ impl Module {
             Module::Ntt => &["ntt_pass"],
             Module::Pointwise => &["mul", "sub", "scale", "quotient"],
             Module::MsmSort => &["digits", "scatter"],
+            Module::MsmDeal => &["deal"],
             Module::Scan => &["scan_blocks", "scan_tops", "scan_add"],
             Module::MsmBucket(_) => &["accumulate", "reduce"],
             Module::MsmTable(_) => &["shift_bases"],
@@ -86,6 +91,11 @@ impl Module {
                 bind("counts", U32, Atomic, Plain),
                 bind("offsets", U32, Read, Plain),
                 bind("sorted", U32, ReadWrite, Plain),
+            ],
+            Module::MsmDeal => vec![
+                bind("stream", U32, Read, Plain),
+                bind("keys", U32, ReadWrite, Plain),
+                bind("counts", U32, Atomic, Plain),
             ],
             Module::Scan => vec![
                 bind("src", U32, Read, Plain),
@@ -163,6 +173,7 @@ pub fn compose(module: Module, arith: Arith) -> String {
         Module::Ntt => s.push_str(include_str!("../../../shaders/ntt/ntt.wgsl")),
         Module::Pointwise => s.push_str(include_str!("../../../shaders/ntt/pointwise.wgsl")),
         Module::MsmSort => s.push_str(include_str!("../../../shaders/msm/sort.wgsl")),
+        Module::MsmDeal => s.push_str(include_str!("../../../shaders/msm/deal.wgsl")),
         Module::Scan => s.push_str(include_str!("../../../shaders/util/scan.wgsl")),
         Module::MsmBucket(curve) => {
             s.push_str(include_str!("../../../shaders/msm/tasks.wgsl"));
