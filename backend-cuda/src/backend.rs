@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use g16_backend::timeline::{current_span, DeviceSpan};
 use g16_backend::{
     check_msm, check_ntt_len, check_range, check_same_len, check_spmv, Backend, BackendId, BackendInfo, BackendKind,
     BackendResult, G1Bases, G2Bases, MatrixBuffer, NttKind, ScalarBuffer, Scalars, SparseMatrix,
 };
-use g16_backend::timeline::{current_span, DeviceSpan};
 use g16_backend::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::buffers::{FrBuffer, G1Buffer, G2Buffer};
@@ -55,7 +55,7 @@ impl Gpu {
         let timing = Arc::new(Timing::new(dev.clone(), format!("cuda:{}", options.ordinal)));
         let staging = Arc::new(Staging::new(dev.clone(), timing.clone()));
         let below = || (dev.clone(), kernels.clone(), timing.clone(), staging.clone());
-        let ntt = Ntt::new(dev.clone(), kernels.clone(), timing.clone());
+        let ntt = Ntt::new(dev.clone(), kernels.clone(), timing.clone(), options.ntt_twiddles);
         let msm = Msm::new(below(), (options.msm, options.table_build, options.max_msm_entries), options.ones_split);
         let fixed_base = FixedBase::new(below());
         let sparse = Sparse::new(below());

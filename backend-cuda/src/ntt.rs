@@ -1,8 +1,9 @@
 //! NTTs over Fr and the pointwise operations of H (kernels: `kernels/ntt/`, whose header
 //! documents the passes).
 //!
-//! Per domain size [`Ntt`] keeps, once: the twiddle tables ω^e and ω^(−e) for e < n/2
-//! (generated on the device from two small host-computed tables), the small tables of the
+//! Per domain size [`Ntt`] keeps, once: the twiddle tables ω^e and ω^(−e), either for e < n/2
+//! (generated on the device from two small host-computed tables) or, with
+//! [`NttTwiddles::Split`], those two small tables themselves (for e < n), the small tables of the
 //! roots of unity of order 1024 that every pass's butterflies use (ω_1024^(±j), j < 512), the
 //! small split tables of the coset shift g^i and of the inverse scalings n⁻¹ and n⁻¹·g^(−i);
 //! and a scratch vector for the passes to ping-pong with.
@@ -15,13 +16,14 @@ use ark_ff::{FftField, Field};
 use cudarc::driver::CudaSlice;
 use g16_backend::limbs::{fr_to_words, FR_WORDS};
 use g16_backend::ntt_plan::balanced_passes;
-use g16_backend::NttKind;
 use g16_backend::timeline::SpanId;
+use g16_backend::NttKind;
 
 use crate::buffers::FrBuffer;
 use crate::compile::{Arg, Kernel, Kernels};
 use crate::device::{lock, CudaDevice};
 use crate::error::CudaError;
+use crate::options::NttTwiddles;
 use crate::timing::Timing;
 
 /// Fr's two-adicity bounds the NTT length; 32-bit indices bound it too.
@@ -47,9 +49,17 @@ const MAX_PASS_STAGES: u32 = 8;
 /// The pass kernel (`kernels/ntt/ntt.cu`).
 const PASS_KERNEL: Kernel = Kernel::NttRadix4Pass;
 
+/// One direction's inter-pass twiddles, as the pass kernel's `tw` and `tw_lo` read them.
+enum Twiddles {
+    /// ω^e for e < n/2 (`tw_lo` null).
+    Table(CudaSlice<u32>),
+    /// (hi, lo): ω^e = hi[e >> 12]·lo[e & 4095] for e < n.
+    Split(CudaSlice<u32>, CudaSlice<u32>),
+}
+
 struct NttTables {
-    forward: CudaSlice<u32>,
-    inverse: CudaSlice<u32>,
+    forward: Twiddles,
+    inverse: Twiddles,
     roots_forward: CudaSlice<u32>,
     roots_inverse: CudaSlice<u32>,
     coset: (CudaSlice<u32>, CudaSlice<u32>),
@@ -164,11 +174,13 @@ pub(crate) struct Ntt {
     timing: Arc<Timing>,
     tables: Mutex<HashMap<u32, Arc<NttTables>>>,
     scratch: Mutex<HashMap<usize, CudaSlice<u32>>>,
+    layout: NttTwiddles,
 }
 
 impl Ntt {
-    pub fn new(dev: Arc<CudaDevice>, kernels: Arc<Kernels>, timing: Arc<Timing>) -> Ntt {
-        Ntt { dev, kernels, timing, tables: Mutex::new(HashMap::new()), scratch: Mutex::new(HashMap::new()) }
+    pub fn new(dev: Arc<CudaDevice>, kernels: Arc<Kernels>, timing: Arc<Timing>, layout: NttTwiddles) -> Ntt {
+        let (tables, scratch) = (Mutex::new(HashMap::new()), Mutex::new(HashMap::new()));
+        Ntt { dev, kernels, timing, tables, scratch, layout }
     }
 
     fn tables(&self, log_n: u32) -> Result<Arc<NttTables>, CudaError> {
@@ -185,7 +197,11 @@ impl Ntt {
         let omega_2n = Fr::get_root_of_unity(2 * n as u64).unwrap_or(Fr::ONE);
         let n_inv = Fr::from(n as u64).inverse().unwrap_or(Fr::ONE);
         let half = (n / 2).max(1);
-        let twiddles = |base: Fr, what: &str| -> Result<CudaSlice<u32>, CudaError> {
+        let twiddles = |base: Fr, what: &str| -> Result<Twiddles, CudaError> {
+            if self.layout == NttTwiddles::Split {
+                let (hi, lo) = split_table(base, Fr::ONE, n);
+                return Ok(Twiddles::Split(dev.upload_words(what, &words(&hi))?, dev.upload_words(what, &words(&lo))?));
+            }
             let (hi, lo) = split_table(base, Fr::ONE, half);
             let (hi, lo) = (dev.upload_words(what, &words(&hi))?, dev.upload_words(what, &words(&lo))?);
             let table = dev.alloc(what, half * FR_WORDS)?;
@@ -194,7 +210,7 @@ impl Ntt {
             let args = [Arg::Ptr(t), Arg::Ptr(h), Arg::Ptr(l), Arg::U32(half as u32)];
             self.kernels.launch(Kernel::NttTwiddles, blocks, 256, &args)?;
             dev.synchronize()?; // the small tables are freed on return
-            Ok(table)
+            Ok(Twiddles::Table(table))
         };
         let split = |base: Fr, scale: Fr, what: &str| -> Result<(CudaSlice<u32>, CudaSlice<u32>), CudaError> {
             let (hi, lo) = split_table(base, scale, n);
@@ -227,7 +243,10 @@ impl Ntt {
             None => dev.alloc("NTT scratch", n * FR_WORDS)?,
         };
         let inverse = kind.is_inverse();
-        let tw = dev.ptr(if inverse { &tables.inverse } else { &tables.forward });
+        let (tw, tw_lo) = match if inverse { &tables.inverse } else { &tables.forward } {
+            Twiddles::Table(t) => (dev.ptr(t), 0),
+            Twiddles::Split(hi, lo) => (dev.ptr(hi), dev.ptr(lo)),
+        };
         let roots = dev.ptr(if inverse { &tables.roots_inverse } else { &tables.roots_forward });
         let modes = ScaleModes::of(kind);
         let (load_hi, load_lo) = match kind {
@@ -254,6 +273,7 @@ impl Ntt {
                         Arg::Ptr(input),
                         Arg::Ptr(output),
                         Arg::Ptr(tw),
+                        Arg::Ptr(tw_lo),
                         Arg::Ptr(roots),
                         Arg::U32(log_n),
                         Arg::U32(pass.s0),

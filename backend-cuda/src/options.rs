@@ -24,6 +24,8 @@ pub struct CudaOptions {
     /// 31-bit indices hold): a larger MSM (2^27 points at 16 windows) is cut into MSMs over
     /// consecutive bases whose sums add up. Lower only to exercise the cut at small sizes.
     pub max_msm_entries: u64,
+    /// Where the NTT's passes read their inter-pass twiddles from.
+    pub ntt_twiddles: NttTwiddles,
 }
 
 /// The default of [`CudaOptions::max_msm_entries`]: 2^31 − 1.
@@ -45,6 +47,19 @@ pub enum TableBuild {
     Off,
 }
 
+/// The layout of the NTT's inter-pass twiddles ω^e (kernels/ntt/ntt.cu, `inter_pass_twiddle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NttTwiddles {
+    /// One table of n/2 elements a direction (ω^(e+n/2) = −ω^e): a read a twiddle, scattered
+    /// over 2^log_n·16 bytes (256 MB at 2^24, 2 GB at 2^27) in a pass after the first.
+    #[default]
+    Table,
+    /// Two tables of n/4096 and 4096 elements a direction, whose product is the twiddle: they
+    /// stay in cache (256 KB at 2^24), for one more product a twiddle. Not yet measured against
+    /// `Table` on a GPU.
+    Split,
+}
+
 impl Default for CudaOptions {
     fn default() -> Self {
         CudaOptions {
@@ -54,6 +69,7 @@ impl Default for CudaOptions {
             msm: MsmTuning::default(),
             table_build: TableBuild::Background,
             max_msm_entries: MAX_MSM_ENTRIES,
+            ntt_twiddles: NttTwiddles::Table,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions, TableBuild};
+use g16_cuda::{CudaBackend, CudaOptions, NttTwiddles, TableBuild};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -95,6 +95,22 @@ fn large_ntt_round_trips_and_matches_the_cpu() {
     b.ntt(&mut d, NttKind::CosetForward).unwrap();
     b.ntt(&mut d, NttKind::CosetInverse).unwrap();
     assert!(b.download_scalars(&d).unwrap() == input, "coset round trip 2^{log}");
+}
+
+/// The NTT with its inter-pass twiddles from split tables (`NttTwiddles::Split`): every size
+/// and kind of the suite, and the large round trip's sizes.
+#[test]
+fn ntt_with_split_twiddles_matches_arkworks() {
+    let options = CudaOptions { ntt_twiddles: NttTwiddles::Split, ..options() };
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+    let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
+    conformance::ntt_matches_arkworks(&b, &sizes);
+    let mut rng = test_rng("ntt_with_split_twiddles_matches_arkworks");
+    let input = random_scalars(1 << if large() { 24 } else { 16 }, &mut rng);
+    let mut d = b.upload_scalars(&input).unwrap();
+    b.ntt(&mut d, NttKind::CosetForward).unwrap();
+    b.ntt(&mut d, NttKind::CosetInverse).unwrap();
+    assert!(b.download_scalars(&d).unwrap() == input, "coset round trip");
 }
 
 #[test]

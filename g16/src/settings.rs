@@ -40,6 +40,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_PRECOMPUTE",
     "G16_CUDA_MSM_PRECOMPUTE_MAX",
     "G16_CUDA_MSM_TABLE_BUILD",
+    "G16_CUDA_NTT_TWIDDLES",
     "G16_WGPU_ARITH",
     "G16_WGPU_SUBGROUP",
     "G16_NO_PIPELINE_CACHE",
@@ -188,6 +189,13 @@ impl Settings {
                     })?
                     .unwrap_or_default(),
                 max_msm_entries: g16_cuda::MAX_MSM_ENTRIES,
+                ntt_twiddles: vars
+                    .parse("G16_CUDA_NTT_TWIDDLES", "table or split", |v| match v.to_ascii_lowercase().as_str() {
+                        "table" => Some(g16_cuda::NttTwiddles::Table),
+                        "split" => Some(g16_cuda::NttTwiddles::Split),
+                        _ => None,
+                    })?
+                    .unwrap_or_default(),
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {
@@ -310,6 +318,7 @@ mod tests {
             ("G16_CUDA_MSM_WINDOW", "13"),
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
+            ("G16_CUDA_NTT_TWIDDLES", "split"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_SUBGROUP", "host"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
@@ -321,6 +330,7 @@ mod tests {
         assert!(!s.cuda.ones_split);
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
+        assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.subgroup_on_device, Some(false));
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
@@ -336,6 +346,7 @@ mod tests {
             ("G16_CUDA_ONES_SPLIT", "maybe"),
             ("G16_CUDA_MSM_WINDOW", "3"),
             ("G16_CUDA_MSM_WINDOW", "21"),
+            ("G16_CUDA_NTT_TWIDDLES", "full"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),
             ("G16_WGPU_ARITH", "u16"),

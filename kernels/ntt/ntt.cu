@@ -8,9 +8,10 @@
 //     X[t] = Σ_p ω_(2^k)^(t·u) · ω_(2^(s0+k))^(lo·u) · Y[p],   u = bitrev_k(p),
 // i.e. an inter-pass twiddle ω_(2^(s0+k))^(lo·u) on load, then a plain 2^k-point DIT whose
 // twiddles are roots of unity of order ≤ 2^k. Those come from one small table (`roots`:
-// ω_1024^j, j < 512, the same for every n), and the inter-pass ones from the domain's table
-// `tw` (ω^e, e < n/2; ω^(e+n/2) = −ω^e): one table read a element a pass, and no twiddle
-// read at all inside the butterflies' inner loop but the small table's.
+// ω_1024^j, j < 512, the same for every n), and the inter-pass ones from the domain's tables
+// (see inter_pass_twiddle): one table read a element a pass, or two reads of cache-resident
+// split tables and a product, and no twiddle read at all inside the butterflies' inner loop
+// but the small table's.
 //
 // A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements, 32 KB of
 // shared memory), loaded and stored a row at a time so that the columns' elements, adjacent in
@@ -51,8 +52,15 @@ DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) {
 // The low `bits` bits of x, reversed (bits = 0 gives 0).
 DEVICE u32 bit_reverse(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (32 - bits); }
 
-// ω^e, e < n, from the half table tw[e] = ω^e, e < half = n/2 (ω^(e+n/2) = −ω^e): one read.
-DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, u32 e, u32 half) {
+// ω^e for e < n, in one of two layouts:
+// - the half table tw[e] = ω^e, e < half = n/2 (ω^(e+n/2) = −ω^e), tw_lo null: one read a
+//   twiddle, but from a table of n/2 elements (256 MB at 2^24), which a later pass reads
+//   scattered (exponents (lo0 + m)·u·2^(L−s0−k)), so nearly every twiddle is a DRAM sector of
+//   its own beside the element it scales;
+// - split, tw[e >> 12]·tw_lo[e & 4095]: tables of n/4096 and 4096 elements (256 KB at 2^24),
+//   which stay in cache, for one more product a twiddle.
+DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, const Fr* __restrict__ tw_lo, u32 e, u32 half) {
+  if (tw_lo != nullptr) return split_power(tw, tw_lo, e);
   return e < half ? tw[e] : tw[e - half].neg();
 }
 
@@ -106,12 +114,12 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
 
 // One pass: stages s0+1 … s0+k of an NTT of 2^log_n elements, block = 2^log_cols columns,
 // NTT_BLOCK_ELEMS >> NTT_LOG_RADIX threads a block, registers capped for 3 blocks an SM.
-//   tw: the inter-pass twiddles (see inter_pass_twiddle);
+//   tw, tw_lo: the inter-pass twiddles (see inter_pass_twiddle: tw_lo null for the half table);
 //   load_mode 1 (first pass only): scale input x[i] by load_hi[i >> 12]·load_lo[i & 4095];
 //   store_mode 1: scale each output by store_hi[0]; 2: output i by store_hi·store_lo powers of i.
 extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3)
     ntt_radix4_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,
-                    const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode,
+                    const Fr* __restrict__ tw_lo, const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode,
                     const Fr* load_hi, const Fr* load_lo, u32 store_mode, const Fr* store_hi, const Fr* store_lo) {
   __shared__ Fr sh[NTT_SHARED_ELEMS];
   const u32 cols = 1u << log_cols, elems = cols << k, rows_mask = (1u << k) - 1, cols_mask = cols - 1;
@@ -133,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3
     } else {
       const u32 idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
       const u32 exponent = ((lo0 + m) * bit_reverse(row, k)) << (log_n - s0 - k);
-      sh[row * stride + m] = in[idx] * inter_pass_twiddle(tw, exponent, half);
+      sh[row * stride + m] = in[idx] * inter_pass_twiddle(tw, tw_lo, exponent, half);
     }
   }
   __syncthreads();

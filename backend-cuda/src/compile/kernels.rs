@@ -289,6 +289,7 @@ impl Kernel {
                 read("in", Fr),
                 write("out", Fr),
                 read("tw", Fr),
+                read("tw_lo", Fr),
                 read("roots", Fr),
                 u32("log_n"),
                 u32("s0"),

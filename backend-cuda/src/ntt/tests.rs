@@ -75,8 +75,8 @@ fn split_tables_give_every_power() {
 mod host_emulation {
     use super::*;
     use crate::cxx;
-    use g16_backend::{Backend, CpuBackend};
     use g16_backend::sample::{random_scalars, test_rng};
+    use g16_backend::{Backend, CpuBackend};
 
     const HARNESS: &str = r#"
 #include <algorithm>
@@ -102,9 +102,9 @@ static std::vector<Fr> read_frs() {
   return v;
 }
 int main() {
-  unsigned log_n, load_mode, store_mode, passes;
-  if (scanf("%u %u %u %u", &log_n, &load_mode, &store_mode, &passes) != 4) return 2;
-  std::vector<Fr> a = read_frs(), tw = read_frs(), roots = read_frs();
+  unsigned log_n, load_mode, store_mode, passes, split;
+  if (scanf("%u %u %u %u %u", &log_n, &load_mode, &store_mode, &passes, &split) != 5) return 2;
+  std::vector<Fr> a = read_frs(), tw = read_frs(), tw_lo = read_frs(), roots = read_frs();
   std::vector<Fr> load_hi = read_frs(), load_lo = read_frs(), store_hi = read_frs(), store_lo = read_frs();
   std::vector<Fr> b(a.size());
   for (unsigned i = 0; i < passes; i++) {
@@ -114,7 +114,8 @@ int main() {
     blockDim.x = 1; threadIdx.x = 0; gridDim.x = blocks;
     for (unsigned blk = 0; blk < blocks; blk++) {
       blockIdx.x = blk;
-      ntt_radix4_pass(a.data(), b.data(), tw.data(), roots.data(), log_n, s0, k, log_cols, first ? load_mode : 0,
+      ntt_radix4_pass(a.data(), b.data(), tw.data(), split ? tw_lo.data() : nullptr, roots.data(), log_n, s0, k,
+                      log_cols, first ? load_mode : 0,
                       load_hi.data(), load_lo.data(), last ? store_mode : 0, store_hi.data(), store_lo.data());
     }
     a.swap(b);
@@ -133,13 +134,18 @@ int main() {
     }
 
     /// Runs the emulated kernel passes of one NTT, with the tables `Ntt::tables` builds on
-    /// the device.
-    fn emulated_ntt(exe: &std::path::Path, input: &[Fr], kind: NttKind) -> Vec<Fr> {
+    /// the device in twiddle layout `layout`.
+    fn emulated_ntt(exe: &std::path::Path, input: &[Fr], kind: NttKind, layout: NttTwiddles) -> Vec<Fr> {
         let n = input.len();
         let log_n = n.trailing_zeros();
         let omega = Fr::get_root_of_unity(n as u64).expect("root");
         let omega = if kind.is_inverse() { omega.inverse().expect("inverse") } else { omega };
-        let tw: Vec<Fr> = std::iter::successors(Some(Fr::ONE), |x| Some(*x * omega)).take((n / 2).max(1)).collect();
+        let (tw, tw_lo) = match layout {
+            NttTwiddles::Table => {
+                (std::iter::successors(Some(Fr::ONE), |x| Some(*x * omega)).take((n / 2).max(1)).collect(), Vec::new())
+            }
+            NttTwiddles::Split => split_table(omega, Fr::ONE, n),
+        };
         let n_inv = Fr::from(n as u64).inverse().expect("n⁻¹");
         let g = Fr::GENERATOR;
         let none = (Vec::new(), Vec::new());
@@ -154,8 +160,9 @@ int main() {
         };
         let modes = ScaleModes::of(kind);
         let launches = plan_launches(log_n);
-        let mut text = format!("{log_n} {} {} {}\n", modes.load, modes.store, launches.len());
-        for table in [input, &tw, &butterfly_roots(kind.is_inverse()), &load.0, &load.1, &store.0, &store.1] {
+        let split = u32::from(layout == NttTwiddles::Split);
+        let mut text = format!("{log_n} {} {} {} {split}\n", modes.load, modes.store, launches.len());
+        for table in [input, &tw, &tw_lo, &butterfly_roots(kind.is_inverse()), &load.0, &load.1, &store.0, &store.1] {
             push_frs(&mut text, table);
         }
         for l in &launches {
@@ -180,14 +187,18 @@ int main() {
         cxx::build(&cxx, &format!("{HARNESS}\n{kernel}\n{MAIN}"), &exe, "-O2");
         let mut rng = test_rng("kernel_passes_match_arkworks_on_the_host");
         let cpu = CpuBackend::new();
-        // One pass (1 … 10), two (11 … 16), three (17): every round shape and pass position.
+        // One pass (1 … 10), two (11 … 16), three (17): every round shape and pass position,
+        // in both twiddle layouts (split tables of one and of several high entries).
         for log_n in (1..=14).chain([17]) {
             let input = random_scalars(1 << log_n, &mut rng);
             for kind in NttKind::ALL {
                 let mut want = cpu.upload_scalars(&input).expect("upload");
                 cpu.ntt(&mut want, kind).expect("the CPU's NTT");
                 let want = cpu.download_scalars(&want).expect("download");
-                assert!(emulated_ntt(&exe, &input, kind) == want, "{kind:?} of 2^{log_n} differs from arkworks");
+                for layout in [NttTwiddles::Table, NttTwiddles::Split] {
+                    let got = emulated_ntt(&exe, &input, kind, layout);
+                    assert!(got == want, "{kind:?} of 2^{log_n}, {layout:?} twiddles, differs from arkworks");
+                }
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
