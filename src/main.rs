@@ -176,6 +176,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
 fn main() -> ExitCode {
     quiet_vulkan_device_selection();
     let cli = Cli::parse();
+    #[cfg(feature = "filecoin")]
+    filecoin_parameter_directory(&cli);
     if !matches!(cli.command, Command::Serve(_)) {
         end_quietly_on_a_closed_pipe();
     }
@@ -197,6 +199,18 @@ fn quiet_vulkan_device_selection() {
     let no_desktop = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| d.is_empty());
     if no_desktop && std::env::var_os("NODEVICE_SELECT").is_none() {
         std::env::set_var("NODEVICE_SELECT", "1");
+    }
+}
+
+/// filecoin-proofs' `verify_seal` reads the sector's verifying key (the `.vk` beside the
+/// `.params`) from its parameter directory, which it takes once from FIL_PROOFS_PARAMETER_CACHE
+/// (else /var/tmp/filecoin-proof-parameters). `g16 filecoin c2 --params DIR` names that
+/// directory, so its verify_seal reads DIR too, whatever the variable said. Runs before any
+/// thread.
+#[cfg(feature = "filecoin")]
+fn filecoin_parameter_directory(cli: &Cli) {
+    if let Command::Filecoin { command: cli::filecoin::FilecoinCommand::C2(args) } = &cli.command {
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &args.params);
     }
 }
 

@@ -45,8 +45,9 @@ pub struct C2Args {
     /// C1's output: lotus's/curio's JSON (names its proof), or filecoin-proofs' JSON or bincode.
     #[arg(long)]
     pub c1: PathBuf,
-    /// The directory of Filecoin's parameter files (FIL_PROOFS_PARAMETER_CACHE), where the
-    /// sector's `v28-stacked-proof-of-replication-….params` is read from.
+    /// The directory of Filecoin's parameter files, where the sector's
+    /// `v28-stacked-proof-of-replication-….params` is read from (and, with the ids, the `.vk`
+    /// beside it that verify_seal reads: the command sets FIL_PROOFS_PARAMETER_CACHE to it).
     #[arg(long)]
     pub params: PathBuf,
     /// Where to write the C2 output (192 bytes a partition).
