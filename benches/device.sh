@@ -53,8 +53,9 @@
 #                 processes (KEYS_24=1: at 2^24 too); a 2^22 zkey registered with `g16 serve`
 #                 and its first proof (KEYS_SERVE=1)
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
-#                 (default cuda wgpu), each size's key made on the device and kept in memory;
-#                 wall time and peak host memory beside each
+#                 (default cuda wgpu), each size's key made on the device and kept in memory
+#                 (from 2^27 made straight into the resident bases: --keys-on-device); wall
+#                 time and peak host memory beside each
 #       filecoin  Filecoin PoRep C2 for SECTORS (default 2KiB): the parameters made from the
 #                 project's seed and a sector sealed by .device/fil-harness
 #                 (benches/filecoin-harness), then C2 by `g16 filecoin c2` on CUDA (fresh: every
@@ -461,11 +462,14 @@ scale() {
   local json="$OUT/scale.jsonl"
   for backend in ${BACKENDS:-cuda wgpu}; do
     for size in $(seq "${FROM:-16}" "${TO:-24}"); do
-      local runs=5
+      local runs=5 keys=--keys-in-memory
       [ "$size" -ge 25 ] && runs=3
-      echo "== [$SECONDS] $backend prove-assignment 2^$size (key made on the device, in memory)"
+      # From 2^27 the host cannot hold the key (~83 GB of points beside the circuit): it is made
+      # straight into the device's resident bases, a query at a time.
+      [ "$size" -ge 27 ] && keys=--keys-on-device
+      echo "== [$SECONDS] $backend prove-assignment 2^$size (key made on the device: $keys)"
       timed timeout "${LIMIT:-300}" "$D/g16" bench --json "$json" --backends "$backend" \
-        --ops prove-assignment --sizes "$size" --runs "$runs" --keys-in-memory 2>&1 | grep -v "^\s*$"
+        --ops prove-assignment --sizes "$size" --runs "$runs" "$keys" 2>&1 | grep -v "^\s*$"
     done
   done
 }

@@ -83,6 +83,44 @@ pub fn keys_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &ProofSizes) {
     }
 }
 
+/// Keys made straight into the backend's resident bases (`setup::generate_prepared`, the host
+/// never holding the whole key) are the keys `prepare` makes of arkworks' key for the same rng
+/// state: the same verifying key and shape, and for one (r, s) arkworks' proof.
+pub fn resident_keys_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &ProofSizes) {
+    use rand::SeedableRng;
+    let prover = Prover::new(b);
+    for &(kind, size) in &sizes.keys {
+        let circuit = BuiltinCircuit::new(kind, size, 3).expect("circuit");
+        let seed = u64::rand(&mut test_rng(&format!("resident_keys_match_arkworks {kind} {size}")));
+        let theirs = CheckedKey::generate(circuit.clone(), &mut ChaCha20Rng::seed_from_u64(seed)).expect("arkworks");
+        let compiled = crate::compiled::compile(circuit.clone()).expect("compile");
+        let ours = crate::prover::setup::generate_prepared(
+            &compiled,
+            &mut ChaCha20Rng::seed_from_u64(seed),
+            b,
+            &Timeline::disabled(),
+        )
+        .expect("setup into resident bases");
+        assert!(ours.verifying_key() == theirs.verifying_key(), "{kind} 2^{size}: the verifying key differs");
+        assert_eq!(ours.shape(), theirs.shape(), "{kind} 2^{size}");
+        let resident = prover.prepare_circuit(&compiled).expect("prepare");
+        let z = crate::compiled::witness(circuit.clone()).expect("witness");
+        let (r, s) = (Fr::from(3u64), Fr::from(5u64));
+        let proof = prover
+            .prove_assignment_with(&ours, &resident, &z, Randomness::fixed_for_tests(r, s), &Timeline::disabled())
+            .expect("prove");
+        let want = Groth16::<Curve, LibsnarkReduction>::create_proof_with_reduction(
+            circuit.clone(),
+            theirs.proving_key(),
+            r,
+            s,
+        )
+        .expect("ark");
+        assert!(proof == want, "{kind} 2^{size}: the proof with the resident key differs from arkworks'");
+        assert!(crate::prover::verify(&ours, &proof, &circuit.public_inputs()).unwrap(), "{kind} 2^{size} verifies");
+    }
+}
+
 pub fn proofs_match_arkworks<B: Backend + ?Sized>(b: &B, sizes: &ProofSizes) {
     let mut rng = test_rng("proofs_match_arkworks");
     let prover = Prover::new(b);
@@ -261,6 +299,7 @@ macro_rules! proof_conformance_tests {
         use $crate::conformance as __suite;
         $crate::backend::__conformance_checks!(
             keys_match_arkworks(sizes),
+            resident_keys_match_arkworks(sizes),
             proofs_match_arkworks(sizes),
             gadget_circuit_matches_arkworks,
             bad_keys_are_refused_and_named,

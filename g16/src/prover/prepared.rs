@@ -3,11 +3,11 @@
 use ark_groth16::PreparedVerifyingKey;
 
 use super::key::{CheckedKey, KeyShape};
-use super::memory::MemoryPlan;
+use super::memory::{DoesNotFit, MemoryPlan};
 use super::ProveError;
-use g16_backend::{Backend, BackendId, BackendKind, Element, G1Bases, G2Bases, MatrixBuffer};
 use crate::compiled::{CircuitShape, CompiledCircuit};
 use crate::curve::{G1Affine, G2Affine, VerifyingKey};
+use g16_backend::{Backend, BackendError, BackendId, BackendKind, Element, G1Bases, G2Bases, MatrixBuffer};
 
 /// A proving key prepared for one backend: its bases uploaded once and resident, reused by
 /// every proof made with that backend. Made by [`crate::prover::Prover::prepare`] from a
@@ -35,7 +35,7 @@ impl PreparedKey {
     /// its own (an H200 trace once showed 2.6 s of it inside a first proof's `ntt_inverse_a`).
     pub(super) fn new<B: Backend + ?Sized>(backend: &B, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
         let (pk, shape) = (key.proving_key(), key.shape());
-        check_fits(backend, &MemoryPlan::new(&shape, None))?;
+        Self::check_fits(backend, &shape)?;
         let key = PreparedKey {
             vk: pk.vk.clone(),
             pvk: ark_groth16::prepare_verifying_key(&pk.vk),
@@ -52,6 +52,38 @@ impl PreparedKey {
         backend.synchronize()?;
         Ok(key)
     }
+
+    /// A key whose bases were made on `backend` and never held whole on the host
+    /// (`setup::generate_prepared`); returns once the device has finished with them, as
+    /// [`PreparedKey::new`] does.
+    pub(super) fn from_resident<B: Backend + ?Sized>(
+        backend: &B,
+        vk: VerifyingKey,
+        shape: KeyShape,
+        parts: ResidentParts,
+    ) -> Result<PreparedKey, BackendError> {
+        let ResidentParts { beta_g1, delta_g1, a, b_g1, b_g2, l, h } = parts;
+        let pvk = ark_groth16::prepare_verifying_key(&vk);
+        backend.synchronize()?;
+        Ok(PreparedKey { vk, pvk, shape, beta_g1, delta_g1, a, b_g1, b_g2, l, h, backend: backend.id() })
+    }
+
+    /// Refuses, with the plan, a key of `shape` that cannot fit a GPU backend's memory (the
+    /// CPU backend's is the host's, which the key already occupies).
+    pub(super) fn check_fits<B: Backend + ?Sized>(backend: &B, shape: &KeyShape) -> Result<(), DoesNotFit> {
+        check_fits(backend, &MemoryPlan::new(shape, None))
+    }
+}
+
+/// What a proving key holds besides its verifying key, made resident on one backend.
+pub(super) struct ResidentParts {
+    pub beta_g1: G1Affine,
+    pub delta_g1: G1Affine,
+    pub a: G1Bases,
+    pub b_g1: G1Bases,
+    pub b_g2: G2Bases,
+    pub l: G1Bases,
+    pub h: G1Bases,
 }
 
 impl PreparedKey {
@@ -82,10 +114,10 @@ impl PreparedKey {
 
 /// Refuses, with the plan, what cannot fit a GPU backend's memory (the CPU backend's is the
 /// host's, which the key already occupies).
-fn check_fits<B: Backend + ?Sized>(backend: &B, plan: &MemoryPlan) -> Result<(), ProveError> {
+fn check_fits<B: Backend + ?Sized>(backend: &B, plan: &MemoryPlan) -> Result<(), DoesNotFit> {
     let info = backend.info();
     match info.memory_bytes {
-        Some(capacity) if info.kind != BackendKind::Cpu => Ok(plan.check(&info.device, capacity)?),
+        Some(capacity) if info.kind != BackendKind::Cpu => plan.check(&info.device, capacity),
         _ => Ok(()),
     }
 }

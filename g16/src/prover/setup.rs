@@ -21,10 +21,11 @@ use rand::{CryptoRng, RngCore};
 use rayon::prelude::*;
 
 use super::key::{CheckedKey, KeyError, KeyShape, Qap};
-use g16_backend::{Backend, BackendError};
+use super::prepared::{PreparedKey, ResidentParts};
 use crate::compiled::{compile, CompileError, CompiledCircuit};
-use crate::timeline::{Layer, Timeline};
 use crate::curve::{Fr, G1Affine, G1Projective, G2Projective, ProvingKey, VerifyingKey};
+use crate::timeline::{Layer, Timeline};
+use g16_backend::{Backend, BackendError};
 
 /// Why a key could not be generated.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +41,9 @@ pub enum SetupError {
     Backend(#[from] BackendError),
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// A key to be made resident that the device cannot hold.
+    #[error(transparent)]
+    DoesNotFit(#[from] super::memory::DoesNotFit),
 }
 
 /// The toxic waste, drawn in arkworks' order.
@@ -142,61 +146,97 @@ fn h_scalars(count: usize, t: Fr, zt_over_delta: Fr) -> Vec<Fr> {
     out
 }
 
+/// What setup computes on the host before any scalar multiplication: the trapdoor, and the
+/// scalars of each query (the G1 generator times them, and for B the G2 generator too).
+struct QueryScalars {
+    td: Trapdoor,
+    a: Vec<Fr>,
+    b: Vec<Fr>,
+    h: Vec<Fr>,
+    l: Vec<Fr>,
+    gamma_abc: Vec<Fr>,
+    shape: KeyShape,
+}
+
+impl QueryScalars {
+    /// The QAP at τ and the queries' scalars from the trapdoor; `rng` gives τ next.
+    fn new(
+        compiled: &CompiledCircuit,
+        td: Trapdoor,
+        mut rng: &mut dyn RngCore,
+        tl: &Timeline,
+    ) -> Result<QueryScalars, SetupError> {
+        let (_, _, c_matrix) = compiled.matrices();
+        if compiled.qap() != Qap::Libsnark || c_matrix.is_none() {
+            return Err(SetupError::NotLibsnark { qap: compiled.qap(), has_c: c_matrix.is_some() });
+        }
+        let rows = compiled.num_constraints() + compiled.num_instance();
+        let domain = GeneralEvaluationDomain::<Fr>::new(rows).ok_or(SetupError::DomainTooLarge { rows })?;
+        let t = domain.sample_element_outside_domain(&mut rng);
+        let num_instance = compiled.num_instance();
+
+        let _host = tl.span(Layer::Prover, "setup.qap");
+        let qap = evaluate_qap(compiled, &domain, t);
+        // Invertible: α..δ are uniform in Fr; arkworks unwraps the same inverses.
+        let gamma_inverse = td.gamma.inverse().unwrap_or_default();
+        let delta_inverse = td.delta.inverse().unwrap_or_default();
+        let (alpha, beta) = (td.alpha, td.beta);
+        let combined = |range: std::ops::Range<usize>, inverse: Fr| -> Vec<Fr> {
+            qap.a[range.clone()]
+                .par_iter()
+                .zip(&qap.b[range.clone()])
+                .zip(&qap.c[range])
+                .map(|((a, b), c)| (beta * a + alpha * b + c) * inverse)
+                .collect()
+        };
+        let gamma_abc = combined(0..num_instance, gamma_inverse);
+        let l = combined(num_instance..qap.a.len(), delta_inverse);
+        let h = h_scalars(qap.domain_size - 1, t, qap.zt * delta_inverse);
+        let shape = KeyShape {
+            num_instance,
+            num_variables: compiled.num_variables(),
+            domain_size: qap.domain_size,
+            qap: Qap::Libsnark,
+        };
+        Ok(QueryScalars { td, a: qap.a, b: qap.b, h, l, gamma_abc, shape })
+    }
+}
+
+impl Trapdoor {
+    /// The verifying key, from the public inputs' points (`gamma_abc_g1`).
+    fn verifying_key(&self, gamma_abc_g1: Vec<G1Affine>) -> VerifyingKey {
+        let td = self;
+        VerifyingKey {
+            alpha_g1: (td.g1 * td.alpha).into_affine(),
+            beta_g2: (td.g2 * td.beta).into_affine(),
+            gamma_g2: (td.g2 * td.gamma).into_affine(),
+            delta_g2: (td.g2 * td.delta).into_affine(),
+            gamma_abc_g1,
+        }
+    }
+}
+
 /// The key from the trapdoor; `rng` gives τ next.
 fn with_trapdoor<B: Backend + ?Sized>(
     compiled: &CompiledCircuit,
     td: Trapdoor,
-    mut rng: &mut dyn RngCore,
+    rng: &mut dyn RngCore,
     backend: &B,
     tl: &Timeline,
 ) -> Result<CheckedKey, SetupError> {
-    let (_, _, c_matrix) = compiled.matrices();
-    if compiled.qap() != Qap::Libsnark || c_matrix.is_none() {
-        return Err(SetupError::NotLibsnark { qap: compiled.qap(), has_c: c_matrix.is_some() });
-    }
-    let rows = compiled.num_constraints() + compiled.num_instance();
-    let domain = GeneralEvaluationDomain::<Fr>::new(rows).ok_or(SetupError::DomainTooLarge { rows })?;
-    let t = domain.sample_element_outside_domain(&mut rng);
-    let num_instance = compiled.num_instance();
-
-    let host = tl.span(Layer::Prover, "setup.qap");
-    let qap = evaluate_qap(compiled, &domain, t);
-    // Invertible: α..δ are uniform in Fr; arkworks unwraps the same inverses.
-    let gamma_inverse = td.gamma.inverse().unwrap_or_default();
-    let delta_inverse = td.delta.inverse().unwrap_or_default();
-    let (alpha, beta) = (td.alpha, td.beta);
-    let combined = |range: std::ops::Range<usize>, inverse: Fr| -> Vec<Fr> {
-        qap.a[range.clone()]
-            .par_iter()
-            .zip(&qap.b[range.clone()])
-            .zip(&qap.c[range])
-            .map(|((a, b), c)| (beta * a + alpha * b + c) * inverse)
-            .collect()
-    };
-    let gamma_abc = combined(0..num_instance, gamma_inverse);
-    let l = combined(num_instance..qap.a.len(), delta_inverse);
-    let h = h_scalars(qap.domain_size - 1, t, qap.zt * delta_inverse);
-    drop(host);
-
+    let q = QueryScalars::new(compiled, td, rng, tl)?;
     let b_g2_query = {
         let _g = tl.span(Layer::Prover, "setup.fixed_base_g2");
-        one(backend.fixed_base_g2(td.g2, &[&qap.b])?)
+        one(backend.fixed_base_g2(q.td.g2, &[&q.b])?)
     };
     let [a_query, b_g1_query, h_query, l_query, gamma_abc_g1]: [Vec<G1Affine>; 5] = {
         let _g = tl.span(Layer::Prover, "setup.fixed_base_g1");
-        let out = backend.fixed_base_g1(td.g1, &[&qap.a, &qap.b, &h, &l, &gamma_abc])?;
-        out.try_into()
-            .map_err(|v: Vec<_>| BackendError::Device(format!("fixed_base_g1 returned {} batches for 5", v.len())))?
+        let out = backend.fixed_base_g1(q.td.g1, &[&q.a, &q.b, &q.h, &q.l, &q.gamma_abc])?;
+        out.try_into().map_err(|v: Vec<_>| batches_error(v.len(), 5))?
     };
-    let vk = VerifyingKey {
-        alpha_g1: (td.g1 * td.alpha).into_affine(),
-        beta_g2: (td.g2 * td.beta).into_affine(),
-        gamma_g2: (td.g2 * td.gamma).into_affine(),
-        delta_g2: (td.g2 * td.delta).into_affine(),
-        gamma_abc_g1,
-    };
+    let td = &q.td;
     let pk = ProvingKey {
-        vk,
+        vk: td.verifying_key(gamma_abc_g1),
         beta_g1: (td.g1 * td.beta).into_affine(),
         delta_g1: (td.g1 * td.delta).into_affine(),
         a_query,
@@ -206,17 +246,74 @@ fn with_trapdoor<B: Backend + ?Sized>(
         l_query,
     };
     let shape = KeyShape::of(&pk)?;
-    if shape.domain_size != qap.domain_size || shape.num_variables != compiled.num_variables() {
+    if shape != q.shape {
         return Err(KeyError::Inconsistent(format!(
             "the backend's queries make a key of {} variables and domain {}, the circuit has {} and {}",
-            shape.num_variables,
-            shape.domain_size,
-            compiled.num_variables(),
-            qap.domain_size
+            shape.num_variables, shape.domain_size, q.shape.num_variables, q.shape.domain_size
         ))
         .into());
     }
     Ok(CheckedKey::from_setup(pk, shape))
+}
+
+/// [`generate_compiled`] with each query's points going from the backend's fixed-base
+/// multiplication straight into its resident bases, one query at a time: the key that
+/// [`crate::prover::Prover::prepare`] would make of `generate_compiled`'s for the same rng
+/// state, while the host holds one query's points at most, never the whole proving key (a
+/// 2^27 key is ~83 GB of arkworks points, most of a 128 GiB host). Nothing is stored, and the
+/// key gets no warm-up proof (`Prover::warm_up` makes one).
+pub fn generate_prepared<R, B>(
+    compiled: &CompiledCircuit,
+    rng: &mut R,
+    backend: &B,
+    tl: &Timeline,
+) -> Result<PreparedKey, SetupError>
+where
+    R: RngCore + CryptoRng,
+    B: Backend + ?Sized,
+{
+    let trapdoor = Trapdoor::draw(rng);
+    let QueryScalars { td, a, b, h, l, gamma_abc, shape } = QueryScalars::new(compiled, trapdoor, rng, tl)?;
+    PreparedKey::check_fits(backend, &shape)?;
+    let _g = tl.span(Layer::Prover, "setup.fixed_base_resident");
+    let (g1, g2) = (td.g1, td.g2);
+    // Each query's scalars are dropped with its points, once the bases are on the device.
+    let g1_bases = |scalars: Vec<Fr>| -> Result<g16_backend::G1Bases, SetupError> {
+        let points = one(backend.fixed_base_g1(g1, &[&scalars])?);
+        drop(scalars);
+        Ok(backend.upload_g1_bases(&points)?)
+    };
+    let gamma_abc_g1 = one(backend.fixed_base_g1(g1, &[&gamma_abc])?);
+    let b_g2 = backend.upload_g2_bases(&one(backend.fixed_base_g2(g2, &[&b])?))?;
+    let b_g1 = g1_bases(b)?;
+    let a = g1_bases(a)?;
+    let h = g1_bases(h)?;
+    let l = g1_bases(l)?;
+    let vk = td.verifying_key(gamma_abc_g1);
+    let lengths = [a.len(), b_g1.len(), b_g2.len(), h.len() + 1, l.len() + shape.num_instance, vk.gamma_abc_g1.len()];
+    let want = [shape.num_variables, shape.num_variables, shape.num_variables, shape.domain_size, shape.num_variables];
+    if lengths[..5] != want || lengths[5] != shape.num_instance {
+        return Err(KeyError::Inconsistent(format!(
+            "the backend's queries have {lengths:?} points (A, B in G1 and G2, H + 1, L + inputs, the inputs'), \
+             the circuit wants {want:?} and {}",
+            shape.num_instance
+        ))
+        .into());
+    }
+    let parts = ResidentParts {
+        beta_g1: (td.g1 * td.beta).into_affine(),
+        delta_g1: (td.g1 * td.delta).into_affine(),
+        a,
+        b_g1,
+        b_g2,
+        l,
+        h,
+    };
+    Ok(PreparedKey::from_resident(backend, vk, shape, parts)?)
+}
+
+fn batches_error(got: usize, want: usize) -> SetupError {
+    BackendError::Device(format!("fixed_base_g1 returned {got} batches for {want}")).into()
 }
 
 /// The one batch of a one-batch call.
@@ -227,8 +324,8 @@ fn one<T>(mut batches: Vec<Vec<T>>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use g16_backend::CpuBackend;
     use crate::circuits::{BuiltinCircuit, CircuitKind};
+    use g16_backend::CpuBackend;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
 

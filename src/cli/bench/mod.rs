@@ -104,6 +104,11 @@ pub struct BenchArgs {
     /// (a synthetic 2^26 key is 47 GB).
     #[arg(long)]
     pub keys_in_memory: bool,
+    /// Make each proof op's key straight into the benched backend's resident bases, a query
+    /// at a time (the host never holds the whole key: a synthetic 2^27 key is ~83 GB of
+    /// points), and its compiled circuit in memory; store neither.
+    #[arg(long, conflicts_with = "keys_in_memory")]
+    pub keys_on_device: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -458,18 +463,21 @@ fn measure(
             }
         }
         Op::Prove | Op::ProveWitness | Op::ProveAssignment => {
-            let checked = key_for(store, backend, args, size)?;
             let prover = Prover::new(backend);
-            let key = prover.prepare(&checked)?;
-            drop(checked);
+            let wants_circuit = matches!(op, Op::ProveWitness | Op::ProveAssignment);
+            let (key, compiled) = if args.keys_on_device {
+                let circuit = circuit_for(store, args, size)?;
+                let key = resident_key(backend, &circuit)?;
+                (key, wants_circuit.then(|| prover.prepare_circuit(&circuit)).transpose()?)
+            } else {
+                let checked = key_for(store, backend, args, size)?;
+                let key = prover.prepare(&checked)?;
+                drop(checked);
+                let circuit = wants_circuit.then(|| circuit_for(store, args, size)).transpose()?;
+                (key, circuit.map(|c| prover.prepare_circuit(&c)).transpose()?)
+            };
             // The key's preparation (bases, a warm-up proof) is no run's work.
             backend.drain_device_spans();
-            let compiled = match op {
-                Op::ProveWitness | Op::ProveAssignment => {
-                    Some(prover.prepare_circuit(&circuit_for(store, args, size)?)?)
-                }
-                _ => None,
-            };
             let mut rng = ChaCha20Rng::from_entropy();
             for run in 0..total {
                 let circuit = BuiltinCircuit::new(args.circuit, size, run as u64 + 1)?;
@@ -529,9 +537,23 @@ fn key_for(store: &KeyStore, backend: &AnyBackend, args: &BenchArgs, size: u32) 
     }
 }
 
+/// The key of a proof op made straight into `backend`'s resident bases from `circuit`
+/// (`--keys-on-device`), warmed up as `Prover::prepare` warms a key up.
+fn resident_key(backend: &AnyBackend, circuit: &CompiledCircuit) -> Result<g16::prover::PreparedKey, CliError> {
+    let bar = progress::spinner(format!("setup into resident bases on {}", backend.info().kind));
+    let mut rng = ToxicWaste::Seeded(0).rng();
+    let key = g16::prover::setup::generate_prepared(circuit, &mut rng, backend, &Timeline::disabled());
+    bar.finish_and_clear();
+    let key = key.map_err(KeyStoreError::from)?;
+    if backend.info().kind != BackendKind::Cpu {
+        Prover::new(backend).warm_up(&key)?;
+    }
+    Ok(key)
+}
+
 /// The compiled circuit of a proof or spmv op: from the store, or compiled in memory.
 fn circuit_for(store: &KeyStore, args: &BenchArgs, size: u32) -> Result<CompiledCircuit, CliError> {
-    if args.keys_in_memory {
+    if args.keys_in_memory || args.keys_on_device {
         Ok(BuiltinCircuit::new(args.circuit, size, 0)?.compile().map_err(KeyStoreError::from)?)
     } else {
         setup::stored_or_compiled(store, args.circuit, size)
