@@ -12,6 +12,9 @@
 //! An MSM too large for one set of temporaries (each temporary array must fit one binding)
 //! is cut into sub-MSMs over consecutive stretches of bases, whose window sums add up. The
 //! temporaries come from the device's pool (buffers.rs), so a run of MSMs allocates them once.
+//!
+//! The sort and the accumulation are `buckets`, which the batched subgroup check's sums
+//! (`dealt`) share.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,12 +27,19 @@ use g16_backend::limbs::on_curve;
 use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
 use g16_backend::{check_range, BackendError};
 
-use crate::buffers::{Bases, Chunked, Curve, FrBuffer, Group, Memory, Scratch, Shifted};
-use crate::compile::{CurvePrograms, Kernel, Module, ParamBlock, Pipelines, Res};
+use crate::buffers::{Bases, Chunked, Curve, FrBuffer, Group, Memory, Shifted};
+use crate::compile::{CurvePrograms, Module, ParamBlock, Pipelines, Res};
 use crate::device::WgpuDevice;
 use crate::error::WgpuError;
 use crate::staging;
 use crate::timing::{Op, Tag, Timing};
+
+mod buckets;
+mod dealt;
+
+use buckets::{bucket_params, sort_params};
+
+pub(crate) use dealt::DealShape;
 
 /// What a bucket costs the windowed layout, in mixed additions: about 3 a bucket to merge
 /// partials and reduce the windows (two full additions, each ~1.2 mixed ones). For 2^20
@@ -109,25 +119,6 @@ impl Plan {
             t0: T0,
             sets: layout.sets,
             stride,
-        }
-    }
-
-    /// A batched subgroup check's buckets over n points: a set of 2^bucket_bits buckets a
-    /// pass, each point in one bucket of every pass, none signed; the last bucket (the MSM's
-    /// ones bucket) stays empty.
-    fn dealt(n: usize, deal: DealShape) -> Plan {
-        let buckets = 1u32 << deal.bucket_bits;
-        Plan {
-            n: n as u32,
-            c: deal.bucket_bits,
-            nwin: deal.passes,
-            half: buckets,
-            nb: deal.passes * buckets + 1,
-            segments: 1,
-            group: GROUP,
-            t0: T0,
-            sets: deal.passes,
-            stride: 0,
         }
     }
 
@@ -432,266 +423,6 @@ impl Msm {
         let points = words.chunks_exact(xyzz.words()).map(<[u32]>::to_vec).collect();
         Ok((plan.c, points))
     }
-
-    /// The sums of a batched subgroup check's buckets over `points` (the first `n` of them):
-    /// `stream` is the deal's keystream for those points (`Deal::keystream`), and pass p's
-    /// bucket k is entry p·2^bucket_bits + k of the result, as XYZZ words, or None where no
-    /// point fell in it. The deal kernel writes the keys; the MSM's sort and accumulation sum
-    /// them.
-    pub(crate) fn dealt_sums(
-        &self,
-        curve: Curve,
-        points: &Chunked,
-        n: usize,
-        stream: &wgpu::Buffer,
-        deal: DealShape,
-        tag: Tag,
-    ) -> Result<Vec<Option<Vec<u32>>>, WgpuError> {
-        let dev = self.dev();
-        let mem = &*self.mem;
-        let span = subgroup_span(curve);
-        let plan = Plan::dealt(n, deal);
-        let b = self.buckets(curve, &plan)?;
-        let unused_scalars = mem.placeholder(crate::buffers::Elem::Fr)?;
-        let kernel = self.pipelines.kernel(Module::MsmDeal, "deal")?;
-        let mut block = ParamBlock::new(mem, PARAM_SLOTS)?;
-        let mut op = Op::new(&self.timing, tag, Some(span));
-        op.encoder.clear_buffer(&b.counts, 0, None);
-        op.encoder.clear_buffer(&b.cursor, 0, None);
-        {
-            let params = [plan.n, deal.passes, deal.bucket_bits, deal.words, 64 / deal.bucket_bits, 0, 0, 0];
-            let g = kernel.bind_in(
-                dev,
-                &mut block,
-                &params,
-                &[Res::Plain(stream), Res::Plain(&b.keys), Res::Plain(&b.counts)],
-            )?;
-            let mut pass = op.pass(&format!("{span}.deal"));
-            kernel.dispatch(dev, &mut pass, &g, u64::from(plan.n))?;
-        }
-        let sort_params = sort_params(&plan, 0);
-        let sums = (points, 0, &*unused_scalars);
-        let pin = self.sort_and_accumulate(curve, &plan, &b, sums, &sort_params, &mut op, &mut block, span)?;
-        block.write(dev);
-        op.submit()?;
-        // After the last level a bucket has at most one partial, at its task offset: the
-        // partials of the buckets in order, the empty ones taking none.
-        let buckets = u64::from(plan.nb - 1);
-        let pb = curve.xyzz().bytes();
-        let words = staging::read_back(mem, &[(b.last_tasks(), 0, (buckets + 1) * 4), (pin, 0, buckets * pb)])?;
-        let (tasks, partials) = words.split_at(buckets as usize + 1);
-        let w = curve.xyzz().words();
-        Ok(tasks
-            .windows(2)
-            .map(|t| (t[1] > t[0]).then(|| partials[t[0] as usize * w..(t[0] as usize + 1) * w].to_vec()))
-            .collect())
-    }
-
-    /// The temporaries of one bucket sum, from the device's pool.
-    fn buckets(&self, curve: Curve, plan: &Plan) -> Result<Buckets<'_>, WgpuError> {
-        let mem = &*self.mem;
-        let nb = u64::from(plan.nb);
-        let levels = plan.levels();
-        let mut tasks = Vec::new();
-        for _ in &levels {
-            tasks.push(mem.scratch("msm tasks", (nb + 1) * 4)?);
-        }
-        let xyzz = curve.xyzz();
-        Ok(Buckets {
-            keys: mem.scratch("msm keys", plan.entries() * 4)?,
-            sorted: mem.scratch("msm sorted", plan.entries() * 4)?,
-            counts: mem.scratch("msm counts", nb * 4)?,
-            cursor: mem.scratch("msm cursor", nb * 4)?,
-            offsets: mem.scratch("msm offsets", (nb + 1) * 4)?,
-            tasks,
-            ping: mem.scratch("msm partials (ping)", plan.tasks0() * xyzz.bytes())?,
-            pong: mem.scratch("msm partials (pong)", plan.tasks0() * xyzz.bytes())?,
-            scan: Scan {
-                blocks: self.pipelines.kernel(Module::Scan, "scan_blocks")?,
-                tops: self.pipelines.kernel(Module::Scan, "scan_tops")?,
-                add: self.pipelines.kernel(Module::Scan, "scan_add")?,
-                totals: mem.scratch("msm scan blocks", (u64::from(plan.nb.div_ceil(SCAN_BLOCK)) + 1) * 4)?,
-            },
-            levels,
-        })
-    }
-
-    /// Phases 2 and 3 of a bucket sum, on the keys that phase 1 wrote into `b.keys` and
-    /// counted into `b.counts`: the keys sorted by bucket, then the buckets summed level by
-    /// level. `(bases, base_offset, scalars)`: what the accumulation adds, and the scalars the
-    /// sort module binds. Returns the buffer of the last level's partials (bucket k's at
-    /// `b.last_tasks()[k]`, where it has one).
-    #[allow(clippy::too_many_arguments)] // reason: the phases' inputs and the op they are encoded into
-    fn sort_and_accumulate<'b>(
-        &self,
-        curve: Curve,
-        plan: &Plan,
-        b: &'b Buckets<'_>,
-        (bases, base_offset, scalars): (&Chunked, usize, &Chunked),
-        sort_params: &dyn Fn(u64) -> Vec<u32>,
-        op: &mut Op<'_>,
-        block: &mut ParamBlock<'_>,
-        op_name: &str,
-    ) -> Result<&'b wgpu::Buffer, WgpuError> {
-        let dev = self.dev();
-        let nb = u64::from(plan.nb);
-        let levels = &b.levels;
-        let scatter = self.pipelines.kernel(Module::MsmSort, "scatter")?;
-        // Two kernels per curve, each in two modes (bucket.wgsl says why).
-        let accumulate = self.pipelines.kernel(Module::MsmBucket(curve), "accumulate")?;
-        let unused_bases = self.mem.placeholder(curve.affine())?;
-        let prog = self.program(curve);
-        // Phase 2: offsets, scatter into bucket order, level-0 task offsets.
-        {
-            let off_steps = scan_steps(dev, block, &b.scan, &b.counts, &b.offsets, plan.nb, 0, 1)?;
-            let g_scatter = scatter.bind_in(
-                dev,
-                block,
-                &sort_params(plan.entries()),
-                &[
-                    Res::Split(scalars),
-                    Res::Plain(&b.keys),
-                    Res::Plain(&b.cursor),
-                    Res::Plain(&b.offsets),
-                    Res::Plain(&b.sorted),
-                ],
-            )?;
-            let task_steps = scan_steps(dev, block, &b.scan, &b.offsets, &b.tasks[0], plan.nb, 1, levels[0])?;
-            let mut pass = op.pass(&format!("{op_name}.sort"));
-            for (k, g, threads) in &off_steps {
-                k.dispatch(dev, &mut pass, g, *threads)?;
-            }
-            scatter.dispatch(dev, &mut pass, &g_scatter, plan.entries())?;
-            for (k, g, threads) in &task_steps {
-                k.dispatch(dev, &mut pass, g, *threads)?;
-            }
-        }
-        // Phase 3: bucket sums, level by level.
-        let mut bound = plan.tasks0();
-        let (mut pin, mut pout) = (&b.ping, &b.pong);
-        let g0 = accumulate.bind_in(
-            dev,
-            block,
-            &bucket_params(plan, base_offset, levels[0], 0, 0, MODE_BASES),
-            &[
-                Res::Split(bases),
-                Res::Plain(&b.sorted),
-                Res::Plain(&b.offsets),
-                Res::Plain(&b.tasks[0]),
-                Res::Plain(&b.pong),
-                Res::Plain(&b.ping),
-                Res::Plain(&prog),
-            ],
-        )?;
-        let mut groups = vec![(accumulate.clone(), g0, bound)];
-        for (level, &t) in levels.iter().enumerate().skip(1) {
-            groups.extend(scan_steps(dev, block, &b.scan, &b.tasks[level - 1], &b.tasks[level], plan.nb, 1, t)?);
-            bound = bound.div_ceil(u64::from(t)) + nb;
-            let g = accumulate.bind_in(
-                dev,
-                block,
-                &bucket_params(plan, base_offset, t, 0, 0, MODE_PARTIALS),
-                &[
-                    Res::Split(&unused_bases),
-                    Res::Plain(&b.sorted),
-                    Res::Plain(&b.tasks[level - 1]),
-                    Res::Plain(&b.tasks[level]),
-                    Res::Plain(pin),
-                    Res::Plain(pout),
-                    Res::Plain(&prog),
-                ],
-            )?;
-            groups.push((accumulate.clone(), g, bound));
-            std::mem::swap(&mut pin, &mut pout);
-        }
-        let mut pass = op.pass(&format!("{op_name}.accumulate"));
-        for (k, g, threads) in &groups {
-            k.dispatch(dev, &mut pass, g, *threads)?;
-        }
-        Ok(pin)
-    }
-}
-
-/// The span of a batched subgroup check's bucket sums (the CUDA backend's names).
-fn subgroup_span(curve: Curve) -> &'static str {
-    match curve {
-        Curve::G1 => "subgroup_g1",
-        Curve::G2 => "subgroup_g2",
-    }
-}
-
-/// A batched subgroup check's deal, as the deal kernel reads it (`Deal`'s plan and stream).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DealShape {
-    pub passes: u32,
-    pub bucket_bits: u32,
-    /// 64-bit words of the stream a point takes.
-    pub words: u32,
-}
-
-/// The sort module's parameters for `count` threads.
-fn sort_params(plan: &Plan, scalar_offset: usize) -> impl Fn(u64) -> Vec<u32> + '_ {
-    move |count| vec![count as u32, scalar_offset as u32, plan.c, plan.nwin, plan.half, plan.nb - 1, plan.stride, 0]
-}
-
-/// The bucket module's parameters: task size `t`, and the reduction's `outputs`, `group`.
-fn bucket_params(plan: &Plan, base_offset: usize, t: u32, outputs: u32, group: u32, mode: u32) -> Vec<u32> {
-    vec![t, plan.nb, base_offset as u32, plan.sets, plan.half, plan.segments, plan.nb - 1, outputs, group, mode, 0, 0]
-}
-
-/// The temporaries of one bucket sum (`Msm::buckets`): keys and their bucket order, the
-/// counting sort's counts, cursor and offsets, each level's task offsets, the partials, and
-/// the scan's kernels.
-struct Buckets<'m> {
-    keys: Scratch<'m>,
-    sorted: Scratch<'m>,
-    counts: Scratch<'m>,
-    cursor: Scratch<'m>,
-    offsets: Scratch<'m>,
-    tasks: Vec<Scratch<'m>>,
-    ping: Scratch<'m>,
-    pong: Scratch<'m>,
-    scan: Scan<'m>,
-    levels: Vec<u32>,
-}
-
-impl Buckets<'_> {
-    /// The last level's task offsets: bucket k's partial is at entry k where it has one.
-    fn last_tasks(&self) -> &wgpu::Buffer {
-        &self.tasks[self.levels.len() - 1]
-    }
-}
-
-/// The three kernels of a prefix sum over bucket counts (shaders/util/scan.wgsl), and the
-/// block totals they pass between them.
-struct Scan<'m> {
-    blocks: Arc<Kernel>,
-    tops: Arc<Kernel>,
-    add: Arc<Kernel>,
-    totals: Scratch<'m>,
-}
-
-/// The dispatches (kernel, bindings, threads) of dst = the exclusive prefix sum of
-/// ⌈count(b)/t⌉ over nb buckets (mode 0: counts in src; mode 1: differences of src).
-#[allow(clippy::too_many_arguments)] // reason: the scan's description; a struct would only rename it
-fn scan_steps(
-    dev: &WgpuDevice,
-    block: &mut ParamBlock<'_>,
-    scan: &Scan<'_>,
-    src: &wgpu::Buffer,
-    dst: &wgpu::Buffer,
-    nb: u32,
-    mode: u32,
-    t: u32,
-) -> Result<Vec<(Arc<Kernel>, wgpu::BindGroup, u64)>, WgpuError> {
-    let res = [Res::Plain(src), Res::Plain(dst), Res::Plain(&scan.totals)];
-    let params = [nb, mode, t, 0];
-    let blocks = u64::from(nb.div_ceil(SCAN_BLOCK));
-    Ok(vec![
-        (scan.blocks.clone(), scan.blocks.bind_in(dev, block, &params, &res)?, blocks * 64),
-        (scan.tops.clone(), scan.tops.bind_in(dev, block, &params, &res)?, 64),
-        (scan.add.clone(), scan.add.bind_in(dev, block, &params, &res)?, u64::from(nb)),
-    ])
 }
 
 /// Σ over sub-MSMs of Σ_w 2^(c·w)·W_w + ones, refused unless it is a point of the curve.
