@@ -386,3 +386,27 @@ fn the_client_registers_filecoin_circuits_and_sends_c1_outputs() {
     assert!(ok && out.contains("small") && !out.contains("porep"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server built without the feature filecoin (`cargo test --no-default-features`, which CI
+/// runs) refuses a PoRep registration as UNIMPLEMENTED with a reason that says so, through the
+/// library and through `g16 client`, and keeps serving.
+#[cfg(not(feature = "filecoin"))]
+#[test]
+fn filecoin_registrations_are_unimplemented_without_the_feature() {
+    let server = Server::start(&[]);
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        let err = client.register_filecoin("porep", "StackedDrg2KiBV1_1", "x.params").await.unwrap_err();
+        let (c, m) = code(err);
+        assert_eq!(c, Code::Unimplemented, "{m}");
+        assert!(m.contains("without Filecoin support"), "{m}");
+        client.register_zkey("small", &small_zkey()).await.unwrap();
+    });
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+        .args(["client", "--server", &server.grpc, "register", "--name", "porep"])
+        .args(["--filecoin-proof", "StackedDrg2KiBV1_1", "--params", "x.params"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success() && text.contains("without Filecoin support"), "{text}");
+}
