@@ -64,6 +64,9 @@
 #                 supraseal (.device/fil-harness-supraseal, where present), each output accepted
 #                 by verify_seal; with BIT_EXACT=1 the 2 KiB C2 equal to bellperson's on CUDA
 #                 and wgpu (filecoin/tests/c2.rs, the tests CI's time cannot hold)
+#       strides   the wgpu NTT's memory traffic alone: copies in its pass's tiles at each stride,
+#                 2^FROM..2^TO (default 20..24), a buffer an array and one allocation, two
+#                 processes each, into strides.jsonl (examples/strided_copy.rs)
 #       anchors   sppark beside g16 in the same call (benches/anchors/sppark, built here into
 #                 .device/anchors/sppark/bin): G1 MSM at SIZES (default "20 22 24") with the bases
 #                 resident and the scalars copied from host memory inside each timed call on
@@ -104,6 +107,9 @@ prepare() {
   cp "$(test_binary g16-wgpu device)" "$D/wgpu_device"
   cp "$(test_binary g16 conformance)" "$D/proof_conformance"
   cp "$(test_binary g16-filecoin c2)" "$D/filecoin_c2"
+  cargo build --release -q -p g16-wgpu --example strided_copy || exit 1
+  cp "${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/strided_copy" "$D/strided_copy"
+  git -C "$ROOT" rev-parse --short=10 HEAD >"$D/commit"  # the examples carry no stamp of their own
   cargo run --release -q -p g16-cuda --example fill_cache -- "$D/cache/cuda" sm_90 || exit 1
   # The CUDA test binary caches kernels under the target's tmp dir (CARGO_TARGET_TMPDIR, fixed
   # at build time): the suite stage copies the kernels there so no test compiles them.
@@ -117,7 +123,8 @@ prepare() {
     (cd "$before" && G16_CACHE_DIR="$D/before/cache" cargo run --release -q -p g16-cuda --example fill_cache -- sm_90) ||
       (cd "$before" && cargo run --release -q -p g16-cuda --example fill_cache -- "$D/before/cache/cuda" sm_90) || exit 1
   fi
-  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance "$D"/filecoin_c2 ${before:+"$D/before/g16"}
+  strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance "$D"/filecoin_c2 \
+    "$D"/strided_copy ${before:+"$D/before/g16"}
   du -sh "$D"
 }
 
@@ -507,6 +514,28 @@ filecoin() {
   fi
 }
 
+# The wgpu NTT's slow mode, its memory traffic alone (backend-wgpu/examples/strided_copy.rs):
+# copies in the NTT pass's tiles at each stride, each size in a buffer an array and in one
+# allocation, in two fresh processes each (the mode has been seen to change between processes).
+strides() {
+  local json="$OUT/strides.jsonl"
+  export G16_COMMIT="$(cat "$D/commit" 2>/dev/null)" G16_DATE="$(date -u +%F)"
+  for call in 1 2; do
+    for layout in "" --one-allocation; do
+      echo "== [$SECONDS] strided copies 2^${FROM:-20}..2^${TO:-24} ${layout:-(a buffer an array)}, process $call"
+      timeout 120 "$D/strided_copy" --sizes "${FROM:-20}..${TO:-24}" --runs 9 $layout >>"$json" 2>"$OUT/strides.log" ||
+        tail -3 "$OUT/strides.log"
+    done
+  done
+  python3 - "$json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+for r in rows:
+    one = "one" if "one allocation" in r["includes"] else "separate"
+    print(f'{one:9} 2^{r["size"]:<3} {r["op"]:<18} {r["median_ms"]:9.3f} ms {r["gb_per_s"]:8.1f} GB/s')
+PY
+}
+
 anchors() {
   local bin="$D/anchors/sppark/bin" json="$OUT/anchors.jsonl" sizes="${SIZES:-20 22 24}"
   local from="${NTT_FROM:-20}" to="${NTT_TO:-24}"
@@ -538,7 +567,7 @@ anchors() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale | filecoin | anchors)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale | filecoin | anchors | strides)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
