@@ -39,7 +39,7 @@ mod dealt;
 
 use buckets::{bucket_params, sort_params};
 
-pub(crate) use dealt::DealShape;
+pub(crate) use dealt::{dealt_bytes, DealShape};
 
 /// What a bucket costs the windowed layout, in mixed additions: about 3 a bucket to merge
 /// partials and reduce the windows (two full additions, each ~1.2 mixed ones). For 2^20

@@ -17,12 +17,12 @@
 //! bad point.
 
 use ark_ec::short_weierstrass::{Affine, Projective};
-use ark_ec::CurveGroup;
+use ark_ec::{AffineRepr, CurveGroup};
 use g16_backend::subgroup::batched::{self, Deal, Plan};
 
 use crate::buffers::{Group, Memory};
 use crate::error::WgpuError;
-use crate::msm::{DealShape, Msm};
+use crate::msm::{dealt_bytes, DealShape, Msm};
 use crate::staging;
 use crate::timing::Tag;
 
@@ -63,12 +63,10 @@ fn chunk_len<G: Group>(mem: &Memory, n: usize, check_cost: u32) -> usize {
     let mut len = n.min(most).max(1);
     loop {
         let Some(plan) = Plan::for_points(len, check_cost) else { return len };
-        let entries = len as u64 * u64::from(plan.passes);
-        let stream = len as u64 * u64::from(plan.passes.div_ceil(plan.passes_per_word())) * 8;
-        // Level 0's tasks at most: an entry in 16 (msm.rs's T0) plus one a bucket.
-        let partials =
-            (entries.div_ceil(16) + u64::from(plan.passes) * plan.buckets() as u64 + 1) * G::CURVE.xyzz().bytes();
-        if (entries * 4 <= binding && stream <= binding && partials <= binding) || len == 1 {
+        let shape = deal_shape(plan);
+        let (keys, partials) = dealt_bytes(G::CURVE, len, shape);
+        let stream = len as u64 * u64::from(shape.words) * 8;
+        if (keys <= binding && stream <= binding && partials <= binding) || len == 1 {
             return len;
         }
         len = len.div_ceil(2);
@@ -85,15 +83,13 @@ fn check_chunk<G: Group>(
     tag: Tag,
 ) -> Result<Option<usize>, WgpuError> {
     let deal = Deal::new(plan);
-    let words = deal.words_per_point();
-    let mut stream = vec![0u32; part.len() * words as usize * 2];
+    let shape = deal_shape(plan);
+    let mut stream = vec![0u32; part.len() * shape.words as usize * 2];
     deal.keystream(0, &mut stream);
     let stream = staging::upload_words(mem, "subgroup deal", &stream)?;
     let points = staging::upload_points::<G>(mem, part)?;
-    let shape = DealShape { passes: plan.passes, bucket_bits: plan.bucket_bits, words };
     let sums = msm.dealt_sums(G::CURVE, &points, part.len(), &stream, shape, tag)?;
-    let sums: Vec<Projective<G>> = sums.iter().flatten().map(|w| G::xyzz_to_projective(w)).collect();
-    if batched::first_outside(&Projective::normalize_batch(&sums), check_cost).is_none() {
+    if !sums_leave_subgroup::<G>(&sums, check_cost)? {
         return Ok(None);
     }
     // A bucket's sum left the subgroup, so a point of this chunk is outside: the chunk again,
@@ -104,5 +100,76 @@ fn check_chunk<G: Group>(
             "a bucket of a batched {} subgroup check left the subgroup but none of its points did (kernel fault)",
             G::CURVE.prefix().to_uppercase()
         ))),
+    }
+}
+
+/// The deal kernel's view of a plan: its passes, bucket bits, and 64-bit stream words a point
+/// (`Deal::words_per_point`).
+fn deal_shape(plan: Plan) -> DealShape {
+    DealShape {
+        passes: plan.passes,
+        bucket_bits: plan.bucket_bits,
+        words: plan.passes.div_ceil(plan.passes_per_word()),
+    }
+}
+
+/// Whether any of the device's bucket sums (XYZZ words; None: an empty bucket) leaves the
+/// subgroup, checked on the host, batched. A sum off the curve is a kernel fault, refused as
+/// the MSM refuses one: the subgroup test assumes its point is on the curve.
+fn sums_leave_subgroup<G: Group>(sums: &[Option<Vec<u32>>], check_cost: u32) -> Result<bool, WgpuError> {
+    let sums: Vec<Projective<G>> = sums.iter().flatten().map(|w| G::xyzz_to_projective(w)).collect();
+    let sums = Projective::normalize_batch(&sums);
+    if !sums.iter().all(|s| s.is_zero() || s.is_on_curve()) {
+        return Err(WgpuError::OffCurve { op: "subgroup check" });
+    }
+    Ok(batched::first_outside(&sums, check_cost).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_bls12_381::{g1, Fq, G1Projective};
+    use ark_ff::Field;
+    use g16_backend::limbs::{fq_to_words, G1_XYZZ_WORDS};
+    use g16_backend::sample::{g1_with_order_three_part, random_points, test_rng};
+    use g16_backend::subgroup::{batched::Deal, G1_CHECK_IN_ADDITIONS};
+
+    /// Sums as the device returns them: XYZZ words with zz = zzz = 1.
+    fn words(points: &[ark_bls12_381::G1Affine]) -> Vec<Option<Vec<u32>>> {
+        points
+            .iter()
+            .map(|a| {
+                let mut w = vec![0u32; G1_XYZZ_WORDS];
+                fq_to_words(&a.x, &mut w[..12]);
+                fq_to_words(&a.y, &mut w[12..24]);
+                fq_to_words(&Fq::ONE, &mut w[24..36]);
+                fq_to_words(&Fq::ONE, &mut w[36..48]);
+                Some(w)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sums_are_checked_on_the_curve_and_in_the_subgroup() {
+        let mut rng = test_rng("sums_are_checked_on_the_curve_and_in_the_subgroup");
+        let mut points = random_points::<G1Projective, _>(300, &mut rng);
+        let mut sums = words(&points);
+        sums.push(None);
+        let check = |s: &[Option<Vec<u32>>]| sums_leave_subgroup::<g1::Config>(s, G1_CHECK_IN_ADDITIONS);
+        assert!(!check(&sums).unwrap(), "subgroup sums and an empty bucket");
+        points[150] = g1_with_order_three_part(points[150], false);
+        assert!(check(&words(&points)).unwrap(), "a sum with an order-3 part");
+        let mut faulty = words(&points[..10]);
+        faulty[3].as_mut().unwrap()[0] ^= 1;
+        assert!(matches!(check(&faulty), Err(WgpuError::OffCurve { .. })), "a sum off the curve");
+    }
+
+    #[test]
+    fn the_deal_shape_is_the_deals() {
+        for n in [100usize, 5_000, 1 << 20] {
+            if let Some(plan) = Plan::for_points(n, G1_CHECK_IN_ADDITIONS) {
+                assert_eq!(deal_shape(plan).words, Deal::new(plan).words_per_point(), "n = {n}");
+            }
+        }
     }
 }

@@ -28,6 +28,13 @@ pub(crate) struct DealShape {
     pub words: u32,
 }
 
+/// The bytes of `dealt_sums`' largest temporaries over `n` points: its keys (and their sorted
+/// copy), and level 0's partials; each must fit one binding.
+pub(crate) fn dealt_bytes(curve: Curve, n: usize, deal: DealShape) -> (u64, u64) {
+    let plan = Plan::dealt(n, deal);
+    (plan.entries() * 4, plan.tasks0() * curve.xyzz().bytes())
+}
+
 impl Plan {
     /// A batched subgroup check's buckets over n points: a set of 2^bucket_bits buckets a
     /// pass, each point in one bucket of every pass, none signed; the last bucket (the MSM's
