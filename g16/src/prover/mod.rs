@@ -83,9 +83,7 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     /// so that the first proof costs what every later one does.
     pub fn prepare(&self, key: &CheckedKey) -> Result<PreparedKey, ProveError> {
         let prepared = self.prepare_for_one_proof(key)?;
-        if self.backend.info().kind != BackendKind::Cpu {
-            self.warm_up(&prepared)?;
-        }
+        self.warm_up(&prepared)?;
         Ok(prepared)
     }
 
@@ -103,6 +101,9 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     /// (The CPU backend keeps no such state, so its keys skip this.)
     pub fn warm_up(&self, key: &PreparedKey) -> Result<(), ProveError> {
         let backend = self.backend;
+        if backend.info().kind == BackendKind::Cpu {
+            return Ok(());
+        }
         let shape = key.shape;
         let values = g16_backend::sample::witness_like_scalars(shape.domain_size.max(shape.num_variables), 1);
         let mut staged = Staged {

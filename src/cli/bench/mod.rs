@@ -545,9 +545,7 @@ fn resident_key(backend: &AnyBackend, circuit: &CompiledCircuit) -> Result<g16::
     let key = g16::prover::setup::generate_prepared(circuit, &mut rng, backend, &Timeline::disabled());
     bar.finish_and_clear();
     let key = key.map_err(KeyStoreError::from)?;
-    if backend.info().kind != BackendKind::Cpu {
-        Prover::new(backend).warm_up(&key)?;
-    }
+    Prover::new(backend).warm_up(&key)?;
     Ok(key)
 }
 
