@@ -88,6 +88,41 @@ fn registers_proves_watches_and_reports() {
     assert!(server.http_get("/healthz").contains("ok"));
 }
 
+/// Each device's resident circuits, from the server's status.
+async fn resident(client: &mut Client) -> Vec<String> {
+    let status = client.status().await.unwrap();
+    let mut names: Vec<String> = status.devices.iter().flat_map(|d| d.resident_circuits.clone()).collect();
+    names.sort();
+    names
+}
+
+/// A registered circuit's key goes to the devices as it is registered, so its first job finds
+/// it resident; with `--prepare-on-first-job`, only when a job asks for it.
+#[test]
+fn registration_prepares_the_key_unless_told_to_leave_it_for_the_first_job() {
+    for (flags, prepared) in [(&[][..], true), (&["--prepare-on-first-job"][..], false)] {
+        let server = Server::start(flags);
+        runtime().block_on(async {
+            let mut client = server.client().await;
+            client.register_zkey("small", &small_zkey()).await.unwrap();
+            // The preparation runs beside the reply: wait for it, within a bound.
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while prepared && resident(&mut client).await.is_empty() && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            if !prepared {
+                // Time a preparation beside the reply would have taken (milliseconds here).
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            let expected: &[&str] = if prepared { &["small"] } else { &[] };
+            assert_eq!(resident(&mut client).await, expected, "flags {flags:?}, before any job");
+            let job = client.prove_wtns("small", &small_wtns(), ProveOptions::default()).await.unwrap();
+            assert!(client.await_job(&job).await.unwrap().verified);
+            assert_eq!(resident(&mut client).await, ["small"], "flags {flags:?}, after a job");
+        });
+    }
+}
+
 /// Packages registered from files, each streamed as it is read: the same circuits as from
 /// memory (a zkey, a compiled circuit and its key, proved and verified), a missing file named,
 /// a cut file refused by the server.

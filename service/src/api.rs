@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use ark_serialize::CanonicalDeserialize;
 use g16::circom::json::{proof_json, public_json};
@@ -58,6 +58,7 @@ impl<B: Backend + 'static> Api<B> {
         if kind == PackageKind::FilecoinPorep {
             return self.register_porep(header).await;
         }
+        let started = Instant::now();
         let stored = if header.path.is_empty() {
             if header.package_bytes > self.state.config.max_package {
                 return Err(Status::resource_exhausted(format!(
@@ -77,6 +78,7 @@ impl<B: Backend + 'static> Api<B> {
             package::encode(kind, circuit_bytes, &bytes)
         };
         let name = header.name.clone();
+        let received = started.elapsed();
         let digest = g16::key_store::digest_bytes(&stored);
         let known = self.known(&name, &digest).await?;
         // Otherwise every point is checked, the subgroup checks on the engine's first device.
@@ -88,7 +90,21 @@ impl<B: Backend + 'static> Api<B> {
         .await
         .map_err(|e| Status::internal(format!("checking the package: {e}")))?;
         let loaded = loaded.map_err(|e| Status::invalid_argument(format!("the package: {e}")))?;
-        self.keep(header.name, digest, stored, loaded).await
+        let checked = started.elapsed();
+        let bytes = stored.len();
+        let info = self.keep(header.name, digest, stored, loaded).await?;
+        // What registration costs, phase by phase, for the operator's log.
+        let done = started.elapsed();
+        eprintln!(
+            "g16 serve: registered '{}' ({:.1} MB{}): received in {:.2} s, decoded and checked in {:.2} s, stored in {:.2} s",
+            info.name,
+            bytes as f64 / 1e6,
+            if known { ", digest known: curve equations only" } else { "" },
+            received.as_secs_f64(),
+            (checked - received).as_secs_f64(),
+            (done - checked).as_secs_f64(),
+        );
+        Ok(info)
     }
 
     /// Whether `name` is registered with the package of `digest` already. Its points were
@@ -109,7 +125,34 @@ impl<B: Backend + 'static> Api<B> {
     ) -> Result<CircuitInfo, Status> {
         self.state.store.put_circuit(CircuitRecord { name, digest, package: stored }).await.map_err(store_status)?;
         let loaded = self.state.remember(Arc::new(loaded));
+        if self.state.config.prepare_on_register {
+            self.prepare_in_background(Arc::clone(&loaded));
+        }
         Ok(loaded.info.clone())
+    }
+
+    /// Puts a circuit just registered on the devices with room for it, while the client gets
+    /// its answer: its first job then finds the key resident, or waits only for what is left of
+    /// its preparation (a job needing the key waits on the same preparation, never a second).
+    /// Only after the store holds it, so a job of another package under the name never meets
+    /// this key. A failure here is logged; the first job prepares the key again and reports it.
+    fn prepare_in_background(&self, loaded: Arc<package::Loaded>) {
+        let state = Arc::clone(&self.state);
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let name = &loaded.info.name;
+            match state.engine.preload_into_free_room(&loaded.key) {
+                Ok(devices) if devices.is_empty() => {
+                    eprintln!("g16 serve: '{name}' left for its first job: no device has room beside its resident keys")
+                }
+                Ok(devices) => eprintln!(
+                    "g16 serve: '{name}' prepared on {} in {:.2} s",
+                    devices.join(", "),
+                    started.elapsed().as_secs_f64()
+                ),
+                Err(e) => eprintln!("g16 serve: preparing '{name}' as it was registered: {e}"),
+            }
+        });
     }
 
     /// A Filecoin PoRep circuit: its seal proof's circuit, and its parameter file read from the

@@ -41,6 +41,10 @@ pub struct ServeConfig {
     /// Device memory the resident keys may take per device (`None`: three quarters of what
     /// the backend reports, unbounded where it reports nothing).
     pub resident_budget: Option<u64>,
+    /// Put a circuit's key on the devices as it is registered (where the resident budget has
+    /// room beside the keys already there), so its first job does not wait for the upload;
+    /// `false`: on its first job, as after a restart.
+    pub prepare_on_register: bool,
 }
 
 impl Default for ServeConfig {
@@ -62,6 +66,7 @@ impl Default for ServeConfig {
             verify: true,
             keep_results: Duration::from_secs(24 * 3600),
             resident_budget: None,
+            prepare_on_register: true,
         }
     }
 }

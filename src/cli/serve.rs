@@ -60,6 +60,10 @@ pub struct ServeArgs {
     /// Return proofs without verifying them first.
     #[arg(long)]
     pub no_verify: bool,
+    /// Leave a registered circuit's key off the devices until its first job (by default it is
+    /// prepared as it is registered, where the devices have room beside the keys they hold).
+    #[arg(long)]
+    pub prepare_on_first_job: bool,
 }
 
 pub fn run(settings: &Settings, args: ServeArgs) -> Result<(), CliError> {
@@ -86,6 +90,7 @@ pub fn run(settings: &Settings, args: ServeArgs) -> Result<(), CliError> {
         lease: Duration::from_secs(args.lease_secs.max(1)),
         shutdown_grace: Duration::from_secs(args.grace_secs),
         verify: !args.no_verify,
+        prepare_on_register: !args.prepare_on_first_job,
         keep_results: Duration::from_secs(args.keep_results_hours * 3600),
         ..ServeConfig::default()
     };

@@ -102,6 +102,12 @@ impl<B: Backend> EngineDevice<B> {
         self.resident.get_or_prepare(&self.backend, circuit).map(drop)
     }
 
+    /// Prepares `circuit` on the device now where the resident budget has room for it beside
+    /// the keys already resident (`false`, nothing evicted, where it has not).
+    pub fn preload_into_free_room(&self, circuit: &CircuitKey) -> Result<bool, ProveError> {
+        self.resident.prepare_into_free_room(&self.backend, circuit)
+    }
+
     /// Forgets the named key; its memory is freed once no partition uses it.
     pub fn evict(&self, name: &str) -> bool {
         self.resident.evict(name)

@@ -353,6 +353,24 @@ impl<B: Backend + 'static> Engine<B> {
         Ok(())
     }
 
+    /// Prepares `circuit` on every device whose resident budget has room for it beside the keys
+    /// it holds, evicting none; the labels of the devices that hold it after. For circuits no
+    /// job has asked for yet: a server prepares a circuit as it is registered, so its first job
+    /// does not wait for the upload, without pushing out keys in use.
+    pub fn preload_into_free_room(&self, circuit: &CircuitKey) -> Result<Vec<String>, EngineError> {
+        let mut holding = Vec::new();
+        for slot in &self.shared.devices {
+            let device = &slot.device;
+            let held = device
+                .preload_into_free_room(circuit)
+                .map_err(|source| EngineError::Device { device: device.label().to_string(), source })?;
+            if held {
+                holding.push(device.label().to_string());
+            }
+        }
+        Ok(holding)
+    }
+
     /// Forgets the named circuit on every device; the labels of those that held it.
     pub fn evict(&self, name: &str) -> Vec<String> {
         self.shared

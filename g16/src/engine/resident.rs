@@ -93,6 +93,13 @@ struct Entry {
     last_used: u64,
 }
 
+/// Whether making room for a key may evict others.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Room {
+    EvictLeastRecent,
+    FreeOnly,
+}
+
 /// The named keys one device holds.
 pub(crate) struct ResidentSet {
     /// Bytes the named keys may take on the device (`None`: no limit).
@@ -123,12 +130,29 @@ impl ResidentSet {
         backend: &B,
         circuit: &CircuitKey,
     ) -> Result<Arc<ResidentKey>, ProveError> {
+        let key = self.obtain(backend, circuit, Room::EvictLeastRecent)?;
+        Ok(key.expect("evicting makes room for any key within the budget"))
+    }
+
+    /// Prepares the key named as `circuit` only where the budget has room for it beside the
+    /// resident keys: `false` (and nothing evicted) where it has not. For keys no job has asked
+    /// for yet (a circuit just registered), which must not push out keys in use.
+    pub fn prepare_into_free_room<B: Backend>(&self, backend: &B, circuit: &CircuitKey) -> Result<bool, ProveError> {
+        Ok(self.obtain(backend, circuit, Room::FreeOnly)?.is_some())
+    }
+
+    fn obtain<B: Backend>(
+        &self,
+        backend: &B,
+        circuit: &CircuitKey,
+        room: Room,
+    ) -> Result<Option<Arc<ResidentKey>>, ProveError> {
         let mut inner = self.inner();
         inner.clock += 1;
         let now = inner.clock;
         if let Some(entry) = inner.entries.iter_mut().find(|e| e.key.name == circuit.name) {
             entry.last_used = now;
-            return Ok(Arc::clone(&entry.key));
+            return Ok(Some(Arc::clone(&entry.key)));
         }
         let need = circuit.device_bytes();
         if let Some(budget) = self.budget {
@@ -138,7 +162,11 @@ impl ResidentSet {
                     circuit.name
                 )));
             }
-            while inner.entries.iter().map(|e| e.key.bytes).sum::<u64>() + need > budget {
+            let held = |inner: &Inner| inner.entries.iter().map(|e| e.key.bytes).sum::<u64>();
+            if room == Room::FreeOnly && held(&inner) + need > budget {
+                return Ok(None);
+            }
+            while held(&inner) + need > budget {
                 let lru = (0..inner.entries.len()).min_by_key(|&i| inner.entries[i].last_used);
                 match lru {
                     Some(i) => drop(inner.entries.swap_remove(i)),
@@ -150,7 +178,7 @@ impl ResidentSet {
         key.bytes = need;
         let key = Arc::new(key);
         inner.entries.push(Entry { key: Arc::clone(&key), last_used: now });
-        Ok(key)
+        Ok(Some(key))
     }
 
     /// Forgets the key named `name`; `true` if it was resident.
@@ -173,8 +201,8 @@ impl ResidentSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use g16_backend::cpu::CpuBackend;
     use crate::circuits::{BuiltinCircuit, CircuitKind};
+    use g16_backend::cpu::CpuBackend;
 
     /// A named key of the synthetic circuit at 2^size.
     fn circuit_key(name: &str, size: u32) -> CircuitKey {
@@ -227,5 +255,24 @@ mod tests {
             unbounded.get_or_prepare(&cpu, key).unwrap();
         }
         assert_eq!(names(&unbounded), ["large", "small"]);
+    }
+
+    #[test]
+    fn a_key_prepared_into_free_room_evicts_nothing() {
+        let cpu = CpuBackend::new();
+        let [a, b, c] = ["a", "b", "c"].map(|n| circuit_key(n, 5));
+        let each = a.device_bytes();
+        let set = ResidentSet::new(Some(2 * each + each / 2));
+        assert!(set.prepare_into_free_room(&cpu, &a).unwrap());
+        assert!(set.prepare_into_free_room(&cpu, &b).unwrap());
+        // No room for a third beside them: refused, both stay.
+        assert!(!set.prepare_into_free_room(&cpu, &c).unwrap());
+        assert_eq!(names(&set), ["b", "a"]);
+        // A resident key is found, not prepared again, and counts as used.
+        assert!(set.prepare_into_free_room(&cpu, &a).unwrap());
+        assert_eq!(names(&set), ["a", "b"]);
+        // A job's key still evicts the least recently used one.
+        set.get_or_prepare(&cpu, &c).unwrap();
+        assert_eq!(names(&set), ["c", "a"]);
     }
 }
