@@ -50,8 +50,9 @@
 #                 (its checks on the device, then on the host: G16_WGPU_SUBGROUP);
 #                 `g16 prove --zkey` of a 2^20 zkey and `--key` of a 2^20 arkworks key in fresh
 #                 processes, first and again (digest recorded); the key store at 2^22 in fresh
-#                 processes (KEYS_24=1: at 2^24 too); a 2^22 zkey registered with `g16 serve`
-#                 and its first proof (KEYS_SERVE=1)
+#                 processes (KEYS_24=1: at 2^24 too); with KEYS_SERVE=1 the register stage
+#       register  a 2^22 zkey registered with `g16 serve` and its first proof, first and again,
+#                 the key prepared as it is registered and (--prepare-on-first-job) not
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
 #                 (default cuda wgpu), each size's key made on the device and kept in memory
 #                 (from 2^27 made straight into the resident bases: --keys-on-device); wall
@@ -447,22 +448,36 @@ keys() {
   key_store 22 3 400 200
   # At 2^24 the key is made on the device once (about a minute).
   [ -n "${KEYS_24:-}" ] && key_store 24 1 500 300
-  if [ -n "${KEYS_SERVE:-}" ]; then
-    step 300 keys-zkey-22 "$D/g16" setup --circuit synthetic --size 22 --seed 1 --zkey "$w/s22.zkey"
-    "$D/g16" witness --circuit synthetic --size 22 --out "$w/s22.wtns" >/dev/null
-    local addr=127.0.0.1:7326
-    "$D/g16" serve --devices cuda:0 --listen "$addr" >"$OUT/keys-serve.log" 2>&1 &
+  [ -n "${KEYS_SERVE:-}" ] && register
+}
+
+# A 2^22 zkey registered with `g16 serve`, then its first proof (`client load`), first and again
+# (digest known); once with the key prepared as it is registered (the default), once with
+# --prepare-on-first-job, each in a server of its own. The servers' logs give registration's
+# phases.
+register() {
+  local w="$ROOT/.keys-work"
+  mkdir -p "$w"
+  export G16_CACHE_DIR="$w/cache"
+  [ -f "$w/s22.zkey" ] || step 300 keys-zkey-22 "$D/g16" setup --circuit synthetic --size 22 --seed 1 --zkey "$w/s22.zkey"
+  [ -f "$w/s22.wtns" ] || "$D/g16" witness --circuit synthetic --size 22 --out "$w/s22.wtns" >/dev/null
+  local addr=127.0.0.1:7326 mode
+  for mode in on-register on-first-job; do
+    local flags=()
+    [ "$mode" = on-first-job ] && flags=(--prepare-on-first-job)
+    "$D/g16" serve --devices cuda:0 --listen "$addr" "${flags[@]}" >"$OUT/keys-serve-$mode.log" 2>&1 &
     local server=$!
     sleep 3
     local c=("$D/g16" client --server "http://$addr")
     for run in first again; do
-      echo "== [$SECONDS] register a 2^22 zkey ($run), then its first proof"
+      echo "== [$SECONDS] key prepared $mode: register a 2^22 zkey ($run), then its first proof"
       timed "${c[@]}" register --name s22 --zkey "$w/s22.zkey"
       timed "${c[@]}" load --circuit s22 --witness "$w/s22.wtns" --jobs 1 --clients 1 | tail -2
     done
     kill -TERM "$server"
     wait "$server"
-  fi
+    grep "g16 serve:" "$OUT/keys-serve-$mode.log"
+  done
 }
 
 scale() {
@@ -567,7 +582,7 @@ anchors() {
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | scale | filecoin | anchors | strides)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | register | scale | filecoin | anchors | strides)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
