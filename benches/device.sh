@@ -52,7 +52,8 @@
 #                 processes, first and again (digest recorded); the key store at 2^22 in fresh
 #                 processes (KEYS_24=1: at 2^24 too); with KEYS_SERVE=1 the register stage
 #       register  a 2^22 zkey registered with `g16 serve` and its first proof, first and again,
-#                 the key prepared as it is registered and (--prepare-on-first-job) not
+#                 then the same file by path on the server (--on-server); the key prepared as it
+#                 is registered and (--prepare-on-first-job) not
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
 #                 (default cuda wgpu), each size's key made on the device and kept in memory
 #                 (from 2^27 made straight into the resident bases: --keys-on-device); wall
@@ -465,7 +466,7 @@ register() {
   for mode in on-register on-first-job; do
     local flags=()
     [ "$mode" = on-first-job ] && flags=(--prepare-on-first-job)
-    "$D/g16" serve --devices cuda:0 --listen "$addr" "${flags[@]}" >"$OUT/keys-serve-$mode.log" 2>&1 &
+    "$D/g16" serve --devices cuda:0 --listen "$addr" --package-dir "$w" "${flags[@]}" >"$OUT/keys-serve-$mode.log" 2>&1 &
     local server=$!
     sleep 3
     local c=("$D/g16" client --server "http://$addr")
@@ -474,6 +475,11 @@ register() {
       timed "${c[@]}" register --name s22 --zkey "$w/s22.zkey"
       timed "${c[@]}" load --circuit s22 --witness "$w/s22.wtns" --jobs 1 --clients 1 | tail -2
     done
+    # The same file read by the server from its own disk (--on-server), under a new name: every
+    # point checked again.
+    echo "== [$SECONDS] key prepared $mode: register the 2^22 zkey by path on the server, then its first proof"
+    timed "${c[@]}" register --on-server --name s22-path --zkey s22.zkey
+    timed "${c[@]}" load --circuit s22-path --witness "$w/s22.wtns" --jobs 1 --clients 1 | tail -2
     kill -TERM "$server"
     wait "$server"
     grep "g16 serve:" "$OUT/keys-serve-$mode.log"

@@ -158,6 +158,64 @@ fn packages_register_from_files_as_they_are_read() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Packages on the server's own disk, registered by path with `g16 client register
+/// --on-server`: nothing uploaded, the same package as an upload of the same files (same
+/// digest), a compiled circuit proved and verified; paths outside `--package-dir`, missing
+/// files and cut files refused plainly.
+#[test]
+fn packages_register_by_path_on_the_server() {
+    let dir = std::env::temp_dir().join(format!("g16-serve-on-server-{}", std::process::id()));
+    let packages = dir.join("packages");
+    std::fs::create_dir_all(&packages).unwrap();
+    let (circuit, key, z, pk) = compiled_package(8);
+    let zkey = small_zkey();
+    for (name, bytes) in [("small.zkey", &zkey), ("p.circ", &circuit), ("p.key", &key)] {
+        std::fs::write(packages.join(name), bytes).unwrap();
+    }
+    std::fs::write(packages.join("cut.zkey"), &zkey[..zkey.len() / 2]).unwrap();
+    std::fs::write(dir.join("outside.zkey"), &zkey).unwrap();
+    let server = Server::start(&["--package-dir", packages.to_str().unwrap()]);
+    let client = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+            .args(["client", "--server", &server.grpc, "register", "--on-server"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )
+    };
+    let (ok, out) = client(&["--name", "small", "--zkey", "small.zkey"]);
+    assert!(ok && out.contains("2 public inputs"), "{out}");
+    let (ok, out) = client(&["--name", "p", "--compiled", "p.circ", "--key", "p.key"]);
+    assert!(ok, "{out}");
+    for (args, refusal) in [
+        (&["--name", "o", "--zkey", "../outside.zkey"][..], "outside the package directory"),
+        (&["--name", "g", "--zkey", "gone.zkey"][..], "gone.zkey"),
+        (&["--name", "c", "--zkey", "cut.zkey"][..], "the package"),
+        (&["--name", "k", "--compiled", "p.circ", "--key", "../outside.zkey"][..], "outside the package directory"),
+    ] {
+        let (ok, out) = client(args);
+        assert!(!ok && out.contains(refusal), "{args:?}: {out}");
+    }
+    runtime().block_on(async {
+        let mut client = server.client().await;
+        // Uploading the same files gives the same package: no change, the same digest.
+        let by_path = client.circuits().await.unwrap().into_iter().find(|c| c.name == "small").unwrap();
+        assert_eq!(client.register_zkey("small", &zkey).await.unwrap().digest, by_path.digest);
+        assert_eq!(
+            client.register_compiled("p", &circuit, &key).await.unwrap().digest,
+            client.circuits().await.unwrap().into_iter().find(|c| c.name == "p").unwrap().digest
+        );
+        let raw = g16_service::witness::to_raw(&z);
+        let job = client.prove("p", WitnessFormat::Raw, &raw, ProveOptions::default()).await.unwrap();
+        let result = client.await_job(&job).await.unwrap();
+        assert!(result.verified && verify(pk.verifying_key(), &result));
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_requests_get_precise_statuses_and_leave_the_server_working() {
     let server = Server::start(&[]);

@@ -74,8 +74,7 @@ impl<B: Backend + 'static> Api<B> {
             })
             .await?
         } else {
-            let (bytes, circuit_bytes) = self.read_package_files(kind, &header.path, &header.key_path)?;
-            package::encode(kind, circuit_bytes, &bytes)
+            self.read_package_files(kind, &header.path, &header.key_path).await?
         };
         let name = header.name.clone();
         let received = started.elapsed();
@@ -200,25 +199,30 @@ impl<B: Backend + 'static> Api<B> {
         Err(Status::unimplemented(package::PackageError::NoFilecoin.to_string()))
     }
 
-    /// A package from the server's own disk, only from inside `--package-dir`.
-    fn read_package_files(&self, kind: PackageKind, path: &str, key_path: &str) -> Result<(Vec<u8>, u64), Status> {
+    /// A package from the server's own disk, only from inside `--package-dir`, read straight
+    /// behind the stored header (off the async runtime: a zkey is gigabytes).
+    async fn read_package_files(&self, kind: PackageKind, path: &str, key_path: &str) -> Result<Vec<u8>, Status> {
         let dir = self.state.config.package_dir.as_deref();
-        let read = |p: &str| -> Result<Vec<u8>, Status> {
-            let path = package::inside(dir, Path::new(p)).map_err(path_status)?;
-            std::fs::read(&path).map_err(|e| Status::not_found(format!("cannot read {}: {e}", path.display())))
-        };
-        match kind {
-            PackageKind::Compiled => {
-                if key_path.is_empty() {
-                    return Err(Status::invalid_argument("a compiled circuit registered by path needs key_path"));
-                }
-                let mut bytes = read(path)?;
-                let circuit_bytes = bytes.len() as u64;
-                bytes.extend_from_slice(&read(key_path)?);
-                Ok((bytes, circuit_bytes))
+        let inside = |p: &str| package::inside(dir, Path::new(p)).map_err(path_status);
+        let paths = match kind {
+            PackageKind::Compiled if key_path.is_empty() => {
+                return Err(Status::invalid_argument("a compiled circuit registered by path needs key_path"))
             }
-            _ => Ok((read(path)?, 0)),
-        }
+            PackageKind::Compiled => vec![inside(path)?, inside(key_path)?],
+            _ => vec![inside(path)?],
+        };
+        tokio::task::spawn_blocking(move || {
+            let paths: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+            package::read_files(kind, &paths)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("reading the package: {e}")))?
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::OutOfMemory => {
+                Status::resource_exhausted(format!("no host memory for the package: {e}"))
+            }
+            _ => Status::not_found(format!("cannot read {e}")),
+        })
     }
 
     async fn accept(&self, mut chunks: Streaming<ProveChunk>) -> Result<JobAccepted, Status> {
@@ -356,7 +360,6 @@ fn path_status(e: PathError) -> Status {
     }
 }
 
-/// The data chunks of a stream, exactly `total` bytes of them.
 /// The `total` bytes of an upload's data chunks, after `prefix`.
 async fn receive<M>(
     chunks: &mut Streaming<M>,

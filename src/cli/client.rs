@@ -41,6 +41,10 @@ pub enum ClientCommand {
         /// a path on the server inside its --package-dir (the file is not uploaded).
         #[arg(long, requires = "filecoin_proof")]
         params: Option<String>,
+        /// --zkey, --compiled and --key are paths on the server, inside its --package-dir:
+        /// nothing is uploaded, and the server reads the files at its disk's speed.
+        #[arg(long, conflicts_with = "filecoin_proof")]
+        on_server: bool,
     },
     /// The circuits registered.
     List,
@@ -124,8 +128,22 @@ pub fn run(args: ClientArgs) -> Result<(), CliError> {
     runtime.block_on(async move {
         let mut client = Client::connect(&args.server, token.as_deref().map(str::trim)).await?;
         match args.command {
-            ClientCommand::Register { name, zkey, compiled, key, filecoin_proof, params } => {
+            ClientCommand::Register { name, zkey, compiled, key, filecoin_proof, params, on_server } => {
+                let on_server_path = |p: &std::path::Path| {
+                    p.to_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| CliError::Usage(format!("{}: a path on the server must be UTF-8", p.display())))
+                };
                 let info = match (zkey, compiled, key, filecoin_proof, params) {
+                    (Some(zkey), None, None, None, None) if on_server => {
+                        client.register_path(&name, PackageKind::Zkey, &on_server_path(&zkey)?, None).await?
+                    }
+                    (None, Some(circuit), Some(key), None, None) if on_server => {
+                        let key = on_server_path(&key)?;
+                        client
+                            .register_path(&name, PackageKind::Compiled, &on_server_path(&circuit)?, Some(&key))
+                            .await?
+                    }
                     // Each file is sent as it is read.
                     (Some(zkey), None, None, None, None) => {
                         client.register_files(&name, PackageKind::Zkey, &[zkey]).await?
