@@ -40,6 +40,10 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 /// up in a few round trips instead of one per 64 KiB.
 pub const WINDOW: u32 = 16 << 20;
 
+/// The largest HTTP/2 frame each side accepts (the protocol's default is 16 KiB): a package
+/// of gigabytes then crosses in fewer frames.
+pub const MAX_FRAME: u32 = 1 << 20;
+
 /// The port `g16 serve` listens on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 7316;
 
@@ -97,6 +101,7 @@ impl Client {
             .tcp_nodelay(true)
             .initial_stream_window_size(Some(WINDOW))
             .initial_connection_window_size(Some(WINDOW * 4))
+            .max_frame_size(Some(MAX_FRAME))
             .connect()
             .await
             .map_err(|source| ClientError::Connect { endpoint: endpoint.to_string(), source })?;

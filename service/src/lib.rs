@@ -203,6 +203,7 @@ impl<B: Backend + 'static> Bound<B> {
         tonic::transport::Server::builder()
             .initial_stream_window_size(Some(WINDOW))
             .initial_connection_window_size(Some(WINDOW * 4))
+            .max_frame_size(Some(g16_client::MAX_FRAME))
             .add_service(service)
             // Nagle's algorithm off on every accepted connection (the builder's own setting does
             // not reach connections served from a listener of ours): with it on, a small reply
