@@ -458,7 +458,9 @@ keys() {
 # phases.
 register() {
   local w="$ROOT/.keys-work"
-  mkdir -p "$w"
+  mkdir -p "$w/cache"
+  # The kernels compiled here (prepare), so the servers start without compiling them.
+  cp -rn "$D/cache/." "$w/cache/" 2>/dev/null
   export G16_CACHE_DIR="$w/cache"
   [ -f "$w/s22.zkey" ] || step 300 keys-zkey-22 "$D/g16" setup --circuit synthetic --size 22 --seed 1 --zkey "$w/s22.zkey"
   [ -f "$w/s22.wtns" ] || "$D/g16" witness --circuit synthetic --size 22 --out "$w/s22.wtns" >/dev/null
@@ -467,8 +469,8 @@ register() {
     local flags=()
     [ "$mode" = on-first-job ] && flags=(--prepare-on-first-job)
     "$D/g16" serve --devices cuda:0 --listen "$addr" --package-dir "$w" "${flags[@]}" >"$OUT/keys-serve-$mode.log" 2>&1 &
-    local server=$!
-    sleep 3
+    local server=$! waited=0
+    until grep -q "listening on" "$OUT/keys-serve-$mode.log" || [ $waited -ge 600 ]; do sleep 0.2; waited=$((waited + 1)); done
     local c=("$D/g16" client --server "http://$addr")
     for run in first again; do
       echo "== [$SECONDS] key prepared $mode: register a 2^22 zkey ($run), then its first proof"

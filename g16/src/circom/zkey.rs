@@ -79,8 +79,9 @@ impl Zkey {
     /// [`Zkey::from_bytes`] with a choice of point checks ([`PointChecks::CurveOnly`] only for
     /// bytes that passed every check before).
     pub fn from_bytes_with(bytes: &[u8], checks: PointChecks) -> Result<Zkey, CircomError> {
-        let z = read_unchecked(bytes)?;
-        Ok(Zkey { key: CheckedKey::with_checks(z.key, Qap::Snarkjs, checks)?, circuit: z.circuit })
+        // The checks run beside the coefficients' decoding, as the points' decoding does.
+        let (_, key, circuit) = read_then(bytes, |key| Ok(CheckedKey::with_checks(key, Qap::Snarkjs, checks)?))?;
+        Ok(Zkey { key, circuit })
     }
 }
 
@@ -92,37 +93,68 @@ pub fn read_header(bytes: &[u8]) -> Result<ZkeyHeader, CircomError> {
 
 /// Reads every section a proof needs; the points are decoded but not checked.
 pub fn read_unchecked(bytes: &[u8]) -> Result<UncheckedZkey, CircomError> {
+    let (header, key, circuit) = read_then(bytes, Ok)?;
+    Ok(UncheckedZkey { header, key, circuit })
+}
+
+/// Reads every section a proof needs and hands the key to `then` (the point checks, or
+/// nothing) while the coefficients are decoded beside it: the coefficients are a serial
+/// pass over their section (2 s at 2^22), the points' decoding and checks run on every core.
+/// Errors come in file order: a bad point before a bad coefficient.
+fn read_then<K: Send>(
+    bytes: &[u8],
+    then: impl FnOnce(ProvingKey) -> Result<K, CircomError> + Send,
+) -> Result<(ZkeyHeader, K, CompiledCircuit), CircomError> {
     let file = BinFile::parse(bytes, KIND, VERSION)?;
     let h = Header::read(&file)?;
     let ZkeyHeader { num_variables: n, num_public, domain_size } = h.sizes;
-    let g1 = |id, name, count| points(file.unique(id, name)?, count, G1_BYTES, field::g1_montgomery);
-    let ic = g1(3, "IC", num_public + 1)?;
-    let a_query = g1(5, "A", n)?;
-    let b_g1_query = g1(6, "B1", n)?;
-    let b_g2_query = points(file.unique(7, "B2")?, n, G2_BYTES, field::g2_montgomery)?;
-    let l_query = g1(8, "C", n - num_public - 1)?;
-    // Read before the coefficients: its size backs the domain size they are bounded by.
-    let h_snarkjs = g1(9, "H", domain_size)?;
     let header_at = At { kind: KIND, section: Some(2), offset: file.unique(2, "Groth16 header")?.offset };
     let reindex = Reindex::new(domain_size).ok_or_else(|| CircomError::Malformed {
         at: header_at,
         detail: format!("domain size {domain_size} is larger than Fr's roots of unity allow"),
     })?;
-    let mut h_query = vec![G1Affine::zero(); domain_size];
-    for (i, p) in h_snarkjs.into_iter().enumerate() {
-        h_query[reindex.h_point(i)] = p;
-    }
-    let circuit = read_matrices(file.unique(4, "coefficients")?, h.sizes, reindex)?;
-    let vk = VerifyingKey {
-        alpha_g1: h.alpha_g1,
-        beta_g2: h.beta_g2,
-        gamma_g2: h.gamma_g2,
-        delta_g2: h.delta_g2,
-        gamma_abc_g1: ic,
-    };
-    let key =
-        ProvingKey { vk, beta_g1: h.beta_g1, delta_g1: h.delta_g1, a_query, b_g1_query, b_g2_query, h_query, l_query };
-    Ok(UncheckedZkey { header: h.sizes, key, circuit })
+    // The H section's size backs the domain size the coefficients are bounded by: checked
+    // before they are read (their decoding sizes its rows by it).
+    let h_section = file.unique(9, "H")?;
+    let mut c = h_section.cursor(KIND);
+    c.items(domain_size as u64, G1_BYTES, "the points")?;
+    c.finish("the points")?;
+    let coefficients = file.unique(4, "coefficients")?;
+    let (key, circuit) = rayon::join(
+        || -> Result<K, CircomError> {
+            let g1 = |id, name, count| points(file.unique(id, name)?, count, G1_BYTES, field::g1_montgomery);
+            let ic = g1(3, "IC", num_public + 1)?;
+            let a_query = g1(5, "A", n)?;
+            let b_g1_query = g1(6, "B1", n)?;
+            let b_g2_query = points(file.unique(7, "B2")?, n, G2_BYTES, field::g2_montgomery)?;
+            let l_query = g1(8, "C", n - num_public - 1)?;
+            let h_snarkjs = points(h_section, domain_size, G1_BYTES, field::g1_montgomery)?;
+            let mut h_query = vec![G1Affine::zero(); domain_size];
+            for (i, p) in h_snarkjs.into_iter().enumerate() {
+                h_query[reindex.h_point(i)] = p;
+            }
+            let vk = VerifyingKey {
+                alpha_g1: h.alpha_g1,
+                beta_g2: h.beta_g2,
+                gamma_g2: h.gamma_g2,
+                delta_g2: h.delta_g2,
+                gamma_abc_g1: ic,
+            };
+            then(ProvingKey {
+                vk,
+                beta_g1: h.beta_g1,
+                delta_g1: h.delta_g1,
+                a_query,
+                b_g1_query,
+                b_g2_query,
+                h_query,
+                l_query,
+            })
+        },
+        || read_matrices(coefficients, h.sizes, reindex),
+    );
+    let key = key?;
+    Ok((h.sizes, key, circuit?))
 }
 
 /// Sections 1 and 2.
