@@ -88,6 +88,16 @@ fn registers_proves_watches_and_reports() {
     assert!(server.http_get("/healthz").contains("ok"));
 }
 
+/// `g16 client --server <server> ARGS` as a process: whether it succeeded, and what it printed.
+fn g16_client(server: &Server, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
+        .args(["client", "--server", &server.grpc])
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
 /// Each device's resident circuits, from the server's status.
 async fn resident(client: &mut Client) -> Vec<String> {
     let status = client.status().await.unwrap();
@@ -175,17 +185,7 @@ fn packages_register_by_path_on_the_server() {
     std::fs::write(packages.join("cut.zkey"), &zkey[..zkey.len() / 2]).unwrap();
     std::fs::write(dir.join("outside.zkey"), &zkey).unwrap();
     let server = Server::start(&["--package-dir", packages.to_str().unwrap()]);
-    let client = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
-            .args(["client", "--server", &server.grpc, "register", "--on-server"])
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
-        )
-    };
+    let client = |args: &[&str]| g16_client(&server, &[&["register", "--on-server"], args].concat());
     let (ok, out) = client(&["--name", "small", "--zkey", "small.zkey"]);
     assert!(ok && out.contains("2 public inputs"), "{out}");
     let (ok, out) = client(&["--name", "p", "--compiled", "p.circ", "--key", "p.key"]);
@@ -448,17 +448,7 @@ fn the_client_registers_filecoin_circuits_and_sends_c1_outputs() {
     std::fs::write(&outside, b"not a parameter file").unwrap();
     let c1 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("filecoin/tests/fixtures/c1-2KiB-V1_1.json");
     let server = Server::start(&["--package-dir", packages.to_str().unwrap()]);
-    let client = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_g16"))
-            .args(["client", "--server", &server.grpc])
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
-        )
-    };
+    let client = |args: &[&str]| g16_client(&server, args);
     let register = |proof: &str, params: &str| {
         client(&["register", "--name", "porep", "--filecoin-proof", proof, "--params", params])
     };

@@ -98,9 +98,10 @@ pub fn read_unchecked(bytes: &[u8]) -> Result<UncheckedZkey, CircomError> {
 }
 
 /// Reads every section a proof needs and hands the key to `then` (the point checks, or
-/// nothing) while the coefficients are decoded beside it: the coefficients are a serial
-/// pass over their section (2 s at 2^22), the points' decoding and checks run on every core.
-/// Errors come in file order: a bad point before a bad coefficient.
+/// nothing) while the coefficients are decoded beside it: the coefficients are a serial pass
+/// over their section (0.55 s of a 2^20 zkey's 1.33 s on a 2-core machine), the points'
+/// decoding and checks run on every core. A file with both a bad point and a bad coefficient
+/// is refused for the point, as when the points were read first.
 fn read_then<K: Send>(
     bytes: &[u8],
     then: impl FnOnce(ProvingKey) -> Result<K, CircomError> + Send,
