@@ -10,7 +10,8 @@
 //! arkworks key also `DIR/proof.bin`, the proof in arkworks' compressed encoding.
 
 use std::path::Path;
-use std::time::Instant;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use ark_serialize::CanonicalSerialize;
 use g16::backend::{Backend, BackendKind};
@@ -38,20 +39,27 @@ pub fn prove_zkey(
     out: &Path,
     backend: BackendKind,
 ) -> Result<(), CliError> {
-    let started = Instant::now();
+    let mut timings = Timings::start();
     let settings = &settings.for_one_proof();
     // The key's points are checked on the device that proves (once per file: its digest is
     // recorded, and the same bytes are trusted next time), which opens while the file is read.
     let (backend, zkey) = std::thread::scope(|scope| {
-        let opening = Opening::start(scope, || backends::open(backend, settings));
+        let opening = Opening::start(scope, || timings.open(|| backends::open(backend, settings)));
         let loaded = settings.checked_files().load_zkey(zkey, &opening);
         Ok::<_, CliError>((opening.finish()?, loaded?.0))
     })?;
+    timings.mark("key");
     let z = read_wtns_file(wtns)?;
-    let proof = prove_one(&backend, &zkey.key, &zkey.circuit, &z, out, started)?;
+    timings.mark("witness");
+    let proof = prove_one(&backend, &zkey.key, &zkey.circuit, &z, out, &mut timings)?;
     // The key carries no C matrix, so an unsatisfied witness shows as a proof that does not
     // verify (and nothing is written), not as a row before the MSMs.
-    write_outputs(out, &proof, &z[1..zkey.circuit.num_instance()], false)
+    write_outputs(out, &proof, &z[1..zkey.circuit.num_instance()], false)?;
+    timings.mark("outputs");
+    drop((zkey, z, backend));
+    timings.mark("released");
+    println!("{}", timings.line());
+    Ok(())
 }
 
 /// Proves the witness `witness` of the compiled circuit `compiled` with the arkworks key `key`
@@ -65,16 +73,17 @@ pub fn prove_compiled(
     out: &Path,
     backend: BackendKind,
 ) -> Result<(), CliError> {
-    let started = Instant::now();
+    let mut timings = Timings::start();
     let settings = &settings.for_one_proof();
     // The backend opens and the circuit's file is read while the key's is read and decoded.
     let (backend, file, key) = std::thread::scope(|scope| {
-        let opening = Opening::start(scope, || backends::open(backend, settings));
+        let opening = Opening::start(scope, || timings.open(|| backends::open(backend, settings)));
         let file = scope.spawn(|| CircuitFile::read(compiled).map_err(KeyStoreError::from));
         let loaded = settings.checked_files().load_key(key_path, &opening);
         let file = file.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         Ok::<_, CliError>((opening.finish()?, file?, loaded?.0))
     })?;
+    timings.mark("key");
     if let Some(bound) = file.key_digest {
         if bound != key_digest_of(&key)? {
             return Err(CliError::Usage(format!(
@@ -85,8 +94,56 @@ pub fn prove_compiled(
         }
     }
     let z = read_wtns_file(witness)?;
-    let proof = prove_one(&backend, &key, &file.circuit, &z, out, started)?;
-    write_outputs(out, &proof, &z[1..file.circuit.num_instance()], true)
+    timings.mark("witness");
+    let proof = prove_one(&backend, &key, &file.circuit, &z, out, &mut timings)?;
+    write_outputs(out, &proof, &z[1..file.circuit.num_instance()], true)?;
+    timings.mark("outputs");
+    drop((key, file, z, backend));
+    timings.mark("released");
+    println!("{}", timings.line());
+    Ok(())
+}
+
+/// Where a one-proof command's time went, printed as one line at its end: the phases in order
+/// on the command's own clock, and the backend's opening, which runs beside the key's reading.
+/// A fresh process's wall clock less the line's total is its start and exit.
+struct Timings {
+    started: Instant,
+    last: Instant,
+    phases: Vec<(&'static str, Duration)>,
+    opened_in: OnceLock<Duration>,
+}
+
+impl Timings {
+    fn start() -> Timings {
+        let now = Instant::now();
+        Timings { started: now, last: now, phases: Vec::new(), opened_in: OnceLock::new() }
+    }
+
+    /// Runs `open` (on the opening thread), recording how long it took.
+    fn open<T>(&self, open: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let opened = open();
+        let _ = self.opened_in.set(t.elapsed());
+        opened
+    }
+
+    /// Ends the phase `name` now.
+    fn mark(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.phases.push((name, now - self.last));
+        self.last = now;
+    }
+
+    fn line(&self) -> String {
+        let ms = |d: &Duration| d.as_secs_f64() * 1e3;
+        let phases: Vec<String> = self.phases.iter().map(|(name, d)| format!("{name} {:.0}", ms(d))).collect();
+        let opened = self
+            .opened_in
+            .get()
+            .map_or(String::new(), |d| format!(" (the backend opened in {:.0} beside the key)", ms(d)));
+        format!("timings, ms: {}{opened}; {:.0} in all", phases.join(", "), ms(&(self.last - self.started)))
+    }
 }
 
 /// Checks the witness against the circuit and the circuit against the key, proves on a fresh
@@ -98,13 +155,12 @@ fn prove_one(
     circuit: &CompiledCircuit,
     z: &[Fr],
     out: &Path,
-    started: Instant,
+    timings: &mut Timings,
 ) -> Result<Proof, CliError> {
     if z.len() != circuit.num_variables() {
         return Err(CircomError::WitnessLength { expected: circuit.num_variables(), got: z.len() }.into());
     }
     circuit.check_key(&key.shape()).map_err(g16::ProveError::from)?;
-    let read = started.elapsed();
     std::fs::create_dir_all(out).map_err(io_err(format!("cannot create {}", out.display())))?;
 
     let tl = Timeline::new();
@@ -114,24 +170,22 @@ fn prove_one(
         // One proof in this process: no warm-up (it would cost what the proof costs).
         (prover.prepare_for_one_proof(key)?, prover.prepare_circuit(circuit)?)
     };
-    let proving = Instant::now();
+    timings.mark("prepare");
     let proof = prover.prove_assignment(&prepared_key, &prepared_circuit, z, &mut rand::rngs::OsRng, &tl)?;
-    let proved = proving.elapsed();
+    timings.mark("proof");
     let public = &z[1..circuit.num_instance()];
     if !verify(&prepared_key, &proof, public)? {
         return Err(
             ProveError::Verify("the proof does not verify: the witness does not satisfy the circuit".into()).into()
         );
     }
+    timings.mark("verify");
     println!(
-        "proof verified: {} constraints, {} public inputs, domain 2^{} on {}; read {:.0} ms, prepared {:.0} ms, proved {:.0} ms",
+        "proof verified: {} constraints, {} public inputs, domain 2^{} on {}",
         circuit.num_constraints(),
         public.len(),
         circuit.domain_size().trailing_zeros(),
         backend.info().device,
-        read.as_secs_f64() * 1e3,
-        (proving - started).saturating_sub(read).as_secs_f64() * 1e3,
-        proved.as_secs_f64() * 1e3,
     );
     Ok(proof)
 }
