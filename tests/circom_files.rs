@@ -284,6 +284,18 @@ fn damaged_files_name_what_is_wrong() {
     let e = read_unchecked(&with_u32(ZKEY, section(ZKEY, 1), 2)).unwrap_err();
     assert!(matches!(e, CircomError::Protocol { id: 2, .. }), "{e}");
 
+    // Coordinates not below q in H points 5 and 2: the error names point 2's place in the file,
+    // though H decodes in g16's order (where the two points sit the other way round or apart).
+    let h = section(ZKEY, 9);
+    let mut big = ZKEY.to_vec();
+    for k in [5, 2] {
+        big[h + 96 * k..h + 96 * k + 48].fill(0xff);
+    }
+    match read_unchecked(&big).unwrap_err() {
+        CircomError::NotCanonical { at, .. } => assert_eq!((at.section, at.offset), (Some(9), h + 2 * 96)),
+        e => panic!("{e}"),
+    }
+
     // Points: off the curve, and on the curve outside the subgroup.
     let a = section(ZKEY, 5);
     let mut off = ZKEY.to_vec();

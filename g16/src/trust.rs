@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::circom::zkey::Zkey;
 use crate::circom::CircomError;
-use crate::digest::{digest_bytes, to_hex, FileDigest};
+use crate::digest::{to_hex, FileDigest};
 use crate::prover::key::{CheckedKey, DecodedKey, KeyError, PointChecks, SubgroupCheck};
 
 /// A directory of empty files named by the digests of checked key files.
@@ -77,8 +77,7 @@ impl CheckedFiles {
 
     /// A snarkjs zkey, likewise.
     pub fn load_zkey(&self, path: &Path, checker: &dyn SubgroupCheck) -> Result<(Zkey, Checked), CircomError> {
-        let bytes = crate::circom::read_file(path)?;
-        let digest = digest_bytes(&bytes);
+        let (bytes, digest) = crate::circom::read_file_digested(path)?;
         let (checks, checked) = self.checks(&digest, checker);
         let zkey = Zkey::from_bytes_with(&bytes, checks)?;
         if checked == Checked::Now {

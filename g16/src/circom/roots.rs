@@ -25,6 +25,8 @@ pub struct Reindex {
     n: u64,
     /// K mod 2n.
     k: u64,
+    /// K⁻¹ mod 2n (K is odd, so it has one).
+    k_inverse: u64,
 }
 
 impl Reindex {
@@ -37,19 +39,41 @@ impl Reindex {
         let psi = root(ARKWORKS_GENERATOR, log2);
         let psi_snarkjs = root(SNARKJS_GENERATOR, log2);
         let k = discrete_log(psi, psi_snarkjs, log2)?;
-        Some(Reindex { n: n as u64, k })
+        Some(Reindex { n: n as u64, k, k_inverse: inverse_mod_power_of_two(k, 2 * n as u64) })
     }
 
-    /// g16's row for snarkjs's row `i`.
+    /// g16's row for snarkjs's row `i`. (n and 2n are powers of two: the products are taken
+    /// modulo 2^64 and masked, no division.)
     pub fn row(&self, i: usize) -> usize {
-        ((self.k as u128 * i as u128) % self.n as u128) as usize
+        (self.k.wrapping_mul(i as u64) & (self.n - 1)) as usize
     }
 
     /// g16's index of snarkjs's H point `i`.
     pub fn h_point(&self, i: usize) -> usize {
-        let odd = (self.k as u128 * (1 + 2 * i as u128)) % (2 * self.n as u128);
-        ((odd - 1) / 2) as usize
+        odd_index(self.k, self.n, i)
     }
+
+    /// snarkjs's H point at g16's index `j`: [`Reindex::h_point`]'s inverse, so that H can be
+    /// decoded straight into g16's order, each point on its own.
+    pub fn h_source(&self, j: usize) -> usize {
+        odd_index(self.k_inverse, self.n, j)
+    }
+}
+
+/// j with 1 + 2j ≡ k(1 + 2i) (mod 2n), for an odd k.
+fn odd_index(k: u64, n: u64, i: usize) -> usize {
+    let odd = k.wrapping_mul(1 + 2 * i as u64) & (2 * n - 1);
+    ((odd - 1) / 2) as usize
+}
+
+/// The inverse of an odd `k` modulo `m`, a power of two: Newton's iteration, each step
+/// doubling the bits that are right (k is its own inverse modulo 8).
+fn inverse_mod_power_of_two(k: u64, m: u64) -> u64 {
+    let mut x = k;
+    for _ in 0..6 {
+        x = x.wrapping_mul(2u64.wrapping_sub(k.wrapping_mul(x)));
+    }
+    x & (m - 1)
 }
 
 /// snarkjs's primitive 2^log2-th root of unity (log2 ≤ 32): where a zkey g16 writes puts its
@@ -110,6 +134,19 @@ mod tests {
                     let snarkjs = root(SNARKJS_GENERATOR, log2).pow([1 + 2 * i as u64]);
                     assert_eq!(psi * omega.pow([r.h_point(i) as u64]), snarkjs);
                 }
+            }
+        }
+        // h_source undoes h_point, at every index of small domains and at the ends of large ones.
+        for log2 in [1, 2, 3, 8, 12, 20, 32] {
+            let n = 1usize << (log2 - 1);
+            let r = Reindex::new(n).unwrap();
+            let all = if n <= 1 << 11 { (0..n).collect() } else { vec![0, 1, 2, n / 2, n - 2, n - 1] };
+            for i in all {
+                let (k, n) = (r.k as u128, n as u128);
+                assert_eq!(r.row(i) as u128, k * i as u128 % n, "2^{log2}, row {i}");
+                assert_eq!(2 * r.h_point(i) as u128 + 1, k * (1 + 2 * i as u128) % (2 * n), "2^{log2}, point {i}");
+                assert_eq!(r.h_source(r.h_point(i)), i, "2^{log2}, point {i}");
+                assert_eq!(r.h_point(r.h_source(i)), i, "2^{log2}, index {i}");
             }
         }
         // arkworks' root is the one its domains use.

@@ -22,8 +22,8 @@
 //! re-indexed as they are read (`roots`): constraint i is not row i.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
 use super::binfile::{BinFile, FileKind, Section};
@@ -129,11 +129,8 @@ fn read_then<K: Send>(
             let b_g1_query = g1(6, "B1", n)?;
             let b_g2_query = points(file.unique(7, "B2")?, n, G2_BYTES, field::g2_montgomery)?;
             let l_query = g1(8, "C", n - num_public - 1)?;
-            let h_snarkjs = points(h_section, domain_size, G1_BYTES, field::g1_montgomery)?;
-            let mut h_query = vec![G1Affine::zero(); domain_size];
-            for (i, p) in h_snarkjs.into_iter().enumerate() {
-                h_query[reindex.h_point(i)] = p;
-            }
+            // Decoded straight into g16's order, each point from its place in the file.
+            let h_query = points_from(h_section, domain_size, G1_BYTES, field::g1_montgomery, |j| reindex.h_source(j))?;
             let vk = VerifyingKey {
                 alpha_g1: h.alpha_g1,
                 beta_g2: h.beta_g2,
@@ -231,22 +228,45 @@ fn point<P>(
 }
 
 /// A section of exactly `count` points of `size` bytes.
-fn points<P: Send>(
+fn points<P: Send + Default>(
     s: Section<'_>,
     count: usize,
     size: usize,
     decode: fn(&[u8]) -> Option<P>,
 ) -> Result<Vec<P>, CircomError> {
+    points_from(s, count, size, decode, |i| i)
+}
+
+/// [`points`], the point at index `i` of the result decoded from the section's point
+/// `source(i)` (a permutation of the indices). The points decode on every core straight into
+/// the result; a malformed one is named by its place in the file, the first there if several are.
+fn points_from<P: Send + Default>(
+    s: Section<'_>,
+    count: usize,
+    size: usize,
+    decode: fn(&[u8]) -> Option<P>,
+    source: impl Fn(usize) -> usize + Sync,
+) -> Result<Vec<P>, CircomError> {
     let mut c = s.cursor(KIND);
     let at = c.here();
     let bytes = c.items(count as u64, size, "the points")?;
     c.finish("the points")?;
-    bytes
-        .par_chunks_exact(size)
-        .enumerate()
-        .map(|(i, b)| decode(b).ok_or(i))
-        .collect::<Result<Vec<P>, usize>>()
-        .map_err(|i| CircomError::NotCanonical { at: field::element_at(at, i, size), what: "a point's coordinate" })
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let mut out = Vec::new();
+    (0..count)
+        .into_par_iter()
+        .map(|i| {
+            let k = source(i);
+            decode(&bytes[k * size..(k + 1) * size]).unwrap_or_else(|| {
+                first_bad.fetch_min(k, Ordering::Relaxed);
+                P::default()
+            })
+        })
+        .collect_into_vec(&mut out);
+    match first_bad.into_inner() {
+        usize::MAX => Ok(out),
+        k => Err(CircomError::NotCanonical { at: field::element_at(at, k, size), what: "a point's coordinate" }),
+    }
 }
 
 /// One coefficient of section 4.
@@ -293,11 +313,12 @@ fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<
         let e = &bytes[i * COEFFICIENT_BYTES..(i + 1) * COEFFICIENT_BYTES];
         return Err(parse(i, e).err().unwrap_or_else(|| CircomError::Malformed { at, detail: "a coefficient".into() }));
     }
-    let mut matrices: [Vec<Entry>; 2] = [Vec::new(), Vec::new()];
-    for (matrix, entry) in parsed.into_iter().flatten() {
-        matrices[matrix as usize].push(entry);
-    }
-    let [mut a, mut b] = matrices;
+    // filter_map, not flatten: flatten makes each Option a parallel iterator of its own.
+    let matrix = |m: u32| -> Vec<Entry> {
+        parsed.par_iter().filter_map(|p| p.filter(|(k, _)| *k == m).map(|(_, e)| e)).collect()
+    };
+    let (mut a, mut b) = rayon::join(|| matrix(0), || matrix(1));
+    drop(parsed);
     let num_instance = num_public + 1;
     let at = At { kind: KIND, section: Some(4), offset: s.offset };
     let bad = |detail: String| CircomError::Malformed { at, detail };
@@ -317,7 +338,7 @@ fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<
     if let Some(i) = input_entries.iter().position(|&n| n != 1) {
         return Err(bad(format!("A's row {} is not the input row of signal {i}", num_constraints + i)));
     }
-    if let Some(e) = b.iter().find(|e| e.row as usize >= num_constraints) {
+    if let Some(e) = b.par_iter().find_first(|e| e.row as usize >= num_constraints) {
         return Err(bad(format!("B has row {}, past the {num_constraints} constraints", e.row)));
     }
     let needed = (num_constraints + num_instance).next_power_of_two();
@@ -327,11 +348,12 @@ fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<
              {domain_size}"
         )));
     }
-    for e in a.iter_mut().chain(b.iter_mut()) {
-        e.row = reindex.row(e.row as usize) as u32;
-    }
-    let a = compressed(a, domain_size, num_variables, "A")?;
-    let b = compressed(b, domain_size, num_variables, "B")?;
+    a.par_iter_mut().chain(b.par_iter_mut()).for_each(|e| e.row = reindex.row(e.row as usize) as u32);
+    let (a, b) = rayon::join(
+        || compressed(a, domain_size, num_variables, "A"),
+        || compressed(b, domain_size, num_variables, "B"),
+    );
+    let (a, b) = (a?, b?);
     Ok(CompiledCircuit::in_domain_order(num_instance, num_constraints, a, b, Qap::Snarkjs)?)
 }
 
