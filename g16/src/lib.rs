@@ -35,11 +35,13 @@ pub mod conformance;
 pub mod curve;
 pub mod engine;
 pub mod digest;
+pub mod huge_pages;
 pub mod key_store;
 pub mod prover;
 pub mod settings;
 pub mod timeline;
 pub mod trust;
+pub mod whole_file;
 
 pub use backends::AnyBackend;
 pub use g16_backend::{Backend, BackendError, BackendKind};

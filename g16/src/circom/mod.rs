@@ -24,7 +24,7 @@ pub mod wtns;
 pub mod zkey;
 
 use crate::compiled::CompileError;
-use crate::digest::{self, FileDigest};
+use crate::digest::FileDigest;
 use crate::prover::KeyError;
 
 pub use binfile::{At, FileKind};
@@ -71,107 +71,28 @@ pub enum CircomError {
     Circuit(#[from] CompileError),
 }
 
-/// Reads a whole file for one of the readers, naming it in the error: pieces of a large file
-/// on rayon's pool (a zkey is up to gigabytes, and one thread copies from the page cache at
-/// about 2 GB/s).
+/// Reads a whole file for one of the readers ([`crate::whole_file::read`]), naming it in the
+/// error.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, CircomError> {
-    read_in_pieces(path).map_err(|source| CircomError::Io { path: path.display().to_string(), source })
+    crate::whole_file::read(path).map_err(|source| CircomError::Io { path: path.display().to_string(), source })
 }
 
-/// [`read_file`] with the file's digest ([`crate::digest`]), each piece digested as it is read
-/// while its bytes are still in the core's cache (a second pass over a 868 MB zkey cost the
-/// 2-core machine ~0.35 s).
+/// [`read_file`] with the file's digest ([`crate::whole_file::read_digested`]).
 pub fn read_file_digested(path: &std::path::Path) -> Result<(Vec<u8>, FileDigest), CircomError> {
-    read_digested(path).map_err(|source| CircomError::Io { path: path.display().to_string(), source })
-}
-
-fn read_in_pieces(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use rayon::prelude::*;
-    use std::io::Read;
-    use std::os::unix::fs::FileExt;
-    const PIECE: usize = 16 << 20;
-    let mut file = std::fs::File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len()).map_err(|_| std::io::ErrorKind::OutOfMemory)?;
-    if len <= PIECE {
-        let mut bytes = Vec::with_capacity(len);
-        file.read_to_end(&mut bytes)?;
-        return Ok(bytes);
-    }
-    let mut bytes = vec![0u8; len];
-    bytes.par_chunks_mut(PIECE).enumerate().try_for_each(|(k, piece)| file.read_exact_at(piece, (k * PIECE) as u64))?;
-    Ok(bytes)
-}
-
-fn read_digested(path: &std::path::Path) -> std::io::Result<(Vec<u8>, FileDigest)> {
-    use rayon::prelude::*;
-    use sha2::{Digest, Sha256};
-    use std::os::unix::fs::FileExt;
-    /// Read and hashed in turn, small enough to stay in a core's cache in between.
-    const SLICE: usize = 1 << 20;
-    let file = std::fs::File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len()).map_err(|_| std::io::ErrorKind::OutOfMemory)?;
-    let mut bytes = vec![0u8; len];
-    // The digest's pieces are the units of work: each is read and hashed by one task.
-    let pieces: Vec<FileDigest> = bytes
-        .par_chunks_mut(digest::PIECE)
-        .enumerate()
-        .map(|(k, piece)| {
-            let mut hash = Sha256::new();
-            for (j, slice) in piece.chunks_mut(SLICE).enumerate() {
-                file.read_exact_at(slice, (k * digest::PIECE + j * SLICE) as u64)?;
-                hash.update(&*slice);
-            }
-            Ok(hash.finalize().into())
-        })
-        .collect::<std::io::Result<_>>()?;
-    Ok((bytes, digest::combine(len as u64, &pieces)))
+    crate::whole_file::read_digested(path)
+        .map_err(|source| CircomError::Io { path: path.display().to_string(), source })
 }
 
 #[cfg(test)]
 mod tests {
-    use rand::RngCore;
-
-    /// Files read whole, in pieces on the pool past one piece: the same bytes as a plain read,
-    /// at lengths around the pieces' boundaries; a missing file is an error that names it.
+    /// A file that is not there is an error that names it.
     #[test]
-    fn files_read_in_pieces_are_the_files_bytes() {
-        let dir = std::env::temp_dir().join(format!("g16-read-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut rng = g16_backend::sample::test_rng("files_read_in_pieces_are_the_files_bytes");
-        let piece = 16 << 20;
-        for len in [0, 1, piece - 1, piece, piece + 1, 3 * piece + 12_345] {
-            let mut bytes = vec![0u8; len];
-            rng.fill_bytes(&mut bytes);
-            let path = dir.join(format!("{len}.bin"));
-            std::fs::write(&path, &bytes).unwrap();
-            assert!(super::read_file(&path).unwrap() == bytes, "{len} bytes");
-        }
-        let missing = dir.join("missing.zkey");
+    fn missing_files_are_named() {
+        let missing = std::env::temp_dir().join(format!("g16-missing-{}.zkey", std::process::id()));
+        let name = missing.file_name().unwrap().to_string_lossy().to_string();
         let err = super::read_file(&missing).unwrap_err().to_string();
-        assert!(err.contains("missing.zkey"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    /// Files read with their digest: the file's bytes and the digest of those bytes, around the
-    /// boundaries of the digest's pieces and of the slices read inside them.
-    #[test]
-    fn files_read_digested_are_the_files_bytes_and_their_digest() {
-        let dir = std::env::temp_dir().join(format!("g16-read-digested-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut rng = g16_backend::sample::test_rng("files_read_digested_are_the_files_bytes_and_their_digest");
-        let piece = crate::digest::PIECE;
-        for len in [0, 1, (1 << 20) - 1, (1 << 20) + 1, piece, piece + 12_345] {
-            let mut bytes = vec![0u8; len];
-            rng.fill_bytes(&mut bytes);
-            let path = dir.join(format!("{len}.bin"));
-            std::fs::write(&path, &bytes).unwrap();
-            let (read, digest) = super::read_file_digested(&path).unwrap();
-            assert!(read == bytes, "{len} bytes");
-            assert_eq!(digest, crate::digest::digest_bytes(&bytes), "{len} bytes");
-            std::fs::remove_file(&path).unwrap();
-        }
-        let err = super::read_file_digested(&dir.join("missing.zkey")).unwrap_err().to_string();
-        assert!(err.contains("missing.zkey"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
+        assert!(err.contains(&name), "{err}");
+        let err = super::read_file_digested(&missing).unwrap_err().to_string();
+        assert!(err.contains(&name), "{err}");
     }
 }

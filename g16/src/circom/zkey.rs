@@ -252,7 +252,7 @@ fn points_from<P: Send + Default>(
     let bytes = c.items(count as u64, size, "the points")?;
     c.finish("the points")?;
     let first_bad = AtomicUsize::new(usize::MAX);
-    let mut out = Vec::new();
+    let mut out = crate::huge_pages::vec_with_capacity(count);
     (0..count)
         .into_par_iter()
         .map(|i| {
@@ -307,8 +307,8 @@ fn read_matrices(s: Section<'_>, sizes: ZkeyHeader, reindex: Reindex) -> Result<
             field::zkey_coefficient(&e[12..]).ok_or(CircomError::NotCanonical { at: here, what: "a coefficient" })?;
         Ok((matrix, Entry { row, col, value }))
     };
-    let parsed: Vec<Option<(u32, Entry)>> =
-        bytes.par_chunks_exact(COEFFICIENT_BYTES).enumerate().map(|(i, e)| parse(i, e).ok()).collect();
+    let mut parsed: Vec<Option<(u32, Entry)>> = crate::huge_pages::vec_with_capacity(count as usize);
+    bytes.par_chunks_exact(COEFFICIENT_BYTES).enumerate().map(|(i, e)| parse(i, e).ok()).collect_into_vec(&mut parsed);
     if let Some(i) = parsed.par_iter().position_first(Option::is_none) {
         let e = &bytes[i * COEFFICIENT_BYTES..(i + 1) * COEFFICIENT_BYTES];
         return Err(parse(i, e).err().unwrap_or_else(|| CircomError::Malformed { at, detail: "a coefficient".into() }));

@@ -11,11 +11,12 @@
 //! checksum     32 bytes  SHA-256 of everything before it
 //! ```
 //!
-//! A reader checks the checksum first, then every count against the bytes that remain before
-//! allocating for it, so a truncated, flipped or hostile file is a typed error, never a panic
-//! or an allocation of what the file only claims.
+//! A reader checks the checksum (beside the parsing, whose result it overrides) and every count
+//! against the bytes that remain before allocating for it, so a truncated, flipped or hostile
+//! file is a typed error, never a panic or an allocation of what the file only claims.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ark_ff::{BigInteger, PrimeField};
 use rayon::prelude::*;
@@ -106,10 +107,20 @@ impl CircuitFile {
             return Err(FileError::Truncated { len: bytes.len(), what: "the checksum" }.into());
         }
         let (body, sum) = bytes.split_at(bytes.len() - 32);
-        if Sha256::digest(body).as_slice() != sum {
+        // The checksum (one SHA-256 over the file, a core's work: ~1 s for a 2^24 circuit)
+        // runs beside the parsing, which every count bounds against the bytes left, so a
+        // damaged file costs nothing worse than an error; its result is the checksum's error
+        // where the sums differ, whatever the parsing found.
+        let (matches, parsed) = rayon::join(|| Sha256::digest(body).as_slice() == sum, || Self::parse(body, r.at));
+        if !matches {
             return Err(FileError::Checksum.into());
         }
-        let mut r = Reader { bytes: body, at: r.at };
+        parsed
+    }
+
+    /// The body behind the version (its checksum checked by the caller).
+    fn parse(body: &[u8], at: usize) -> Result<CircuitFile, CompileError> {
+        let mut r = Reader { bytes: body, at };
         let flags = r.u32("the flags")?;
         if flags & !(FLAG_C | FLAG_SNARKJS | FLAG_KEY_DIGEST) != 0 {
             return Err(FileError::Malformed(format!("unknown flags {flags:#x}")).into());
@@ -140,8 +151,10 @@ impl CircuitFile {
         Ok(())
     }
 
+    /// Reads the file in pieces on every core (as a zkey is read).
     pub fn read(path: &Path) -> Result<CircuitFile, CompileError> {
-        let bytes = std::fs::read(path).map_err(|source| FileError::Io { path: path.display().to_string(), source })?;
+        let bytes = crate::whole_file::read(path)
+            .map_err(|source| FileError::Io { path: path.display().to_string(), source })?;
         Self::from_bytes(&bytes)
     }
 }
@@ -185,16 +198,26 @@ impl<'a> Reader<'a> {
         let cols = words(self.items(entries, 4, "columns")?);
         let coeff_bytes = self.items(entries, 32, "coefficients")?;
         // On every core: a 2^24 circuit holds tens of millions of coefficients.
-        let coeffs = coeff_bytes
+        // Straight into place (a Result collect would go through lists and a serial append);
+        // the first coefficient that is not canonical, by position, is named.
+        let first_bad = AtomicUsize::new(usize::MAX);
+        let mut coeffs = crate::huge_pages::vec_with_capacity(entries);
+        coeff_bytes
             .par_chunks_exact(32)
             .enumerate()
             .map(|(i, b)| {
-                let limbs = std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8 bytes")));
+                let limbs =
+                    std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8 bytes")));
                 // Canonical only: a value ≥ r would read back as another one.
-                Fr::from_bigint(ark_ff::BigInt(limbs))
-                    .ok_or_else(|| FileError::Malformed(format!("matrix {name}: coefficient {i} is not below r")))
+                Fr::from_bigint(ark_ff::BigInt(limbs)).unwrap_or_else(|| {
+                    first_bad.fetch_min(i, Ordering::Relaxed);
+                    Fr::from(0u64)
+                })
             })
-            .collect::<Result<Vec<Fr>, _>>()?;
+            .collect_into_vec(&mut coeffs);
+        if let i @ 0..usize::MAX = first_bad.into_inner() {
+            return Err(FileError::Malformed(format!("matrix {name}: coefficient {i} is not below r")).into());
+        }
         SparseMatrix::from_parts(columns, starts, cols, coeffs)
             .map_err(|source| CompileError::Matrix { matrix: name, source })
     }

@@ -366,7 +366,7 @@ impl Stream {
         // A length that lies runs into the end of the stream: reserve no more than the bytes
         // left can back (a piece's worth where the source's length is unknown).
         let left = self.len.map_or(PIECE as u64, |total| total.saturating_sub((self.consumed + self.pos) as u64));
-        let mut out: Vec<P> = Vec::with_capacity(len.min(left / size as u64) as usize);
+        let mut out: Vec<P> = crate::huge_pages::vec_with_capacity(len.min(left / size as u64) as usize);
         while (out.len() as u64) < len {
             let whole = (self.available().len() / size).min((len - out.len() as u64) as usize);
             if whole == 0 {
