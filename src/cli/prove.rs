@@ -12,7 +12,9 @@ use g16::backend::{Backend, BackendInfo, BackendKind};
 use g16::backends::{self as backend, parse_device_list, AnyBackend};
 use g16::circuits::{BuiltinCircuit, CircuitKind};
 use g16::compiled::CompiledCircuit;
-use g16::engine::{default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, LockDesign, Partition};
+use g16::engine::{
+    default_synthesis_workers, Engine, EngineConfig, EngineDevice, EngineError, KeyPreparation, LockDesign, Partition,
+};
 use g16::key_store::KeyStoreError;
 use g16::prover::OnBackend;
 use g16::settings::Settings;
@@ -154,17 +156,19 @@ pub fn run(settings: &Settings, args: ProveArgs) -> Result<(), CliError> {
 
     // A job of one proof: shifted bases would cost more device time than they save, and the
     // process's exit would wait for their background build (a 2^22 key store proof on an H100
-    // reported its first proof at 2.2 s in a process of 5.0 s, 7951b38).
-    let one_proof;
-    let settings = if args.partitions == 1 && runs.len() == 1 {
-        one_proof = settings.for_one_proof();
-        &one_proof
+    // reported its first proof at 2.2 s in a process of 5.0 s, 7951b38); a warm-up proof
+    // would cost what the proof costs.
+    let one_proof = args.partitions == 1 && runs.len() == 1;
+    let one_proof_settings;
+    let (settings, preparation) = if one_proof {
+        one_proof_settings = settings.for_one_proof();
+        (&one_proof_settings, KeyPreparation::OneProof)
     } else {
-        settings
+        (settings, KeyPreparation::WarmUp)
     };
     // The first configuration's timeline also holds the setup (opening, key, preparation).
     let mut tl = Timeline::new();
-    let mut devices = open_devices(settings, &args, &tl)?;
+    let mut devices = open_devices(settings, &args, preparation, &tl)?;
     let info = devices[0].backend().info();
     if !args.json {
         for d in &devices {
@@ -306,14 +310,15 @@ fn open_and_load(settings: &Settings, args: &ProveArgs, tl: &Timeline) -> Result
 fn open_devices(
     settings: &Settings,
     args: &ProveArgs,
+    preparation: KeyPreparation,
     tl: &Timeline,
 ) -> Result<Vec<EngineDevice<AnyBackend>>, CliError> {
     let Loaded { opened, key, compiled } = open_and_load(settings, args, tl)?;
     Ok(opened
         .into_iter()
         .map(|(label, backend)| match &compiled {
-            Some(circuit) => EngineDevice::prepare_compiled(label, backend, &key, circuit, tl),
-            None => EngineDevice::prepare(label, backend, &key, tl),
+            Some(circuit) => EngineDevice::prepare_compiled_with(label, backend, &key, circuit, preparation, tl),
+            None => EngineDevice::prepare_with(label, backend, &key, preparation, tl),
         })
         .collect::<Result<_, _>>()?)
 }

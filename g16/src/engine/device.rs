@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::job::Instance;
 use super::job::Ticket;
-use super::resident::{CircuitKey, ResidentKey, ResidentSet};
+use super::resident::{CircuitKey, KeyPreparation, ResidentKey, ResidentSet};
 use super::{EngineError, LockDesign, Shared, Stage};
 use g16_backend::{Backend, Element};
 use crate::compiled::CompiledCircuit;
@@ -43,7 +43,18 @@ impl<B: Backend> EngineDevice<B> {
     /// Uploads the key's bases to `backend`. `label` names the device in timelines and
     /// reports (`cuda:0`); it must be unique within an engine.
     pub fn prepare(label: impl Into<String>, backend: B, pk: &CheckedKey, tl: &Timeline) -> Result<Self, EngineError> {
-        Self::pin(label.into(), backend, pk, None, tl)
+        Self::prepare_with(label, backend, pk, KeyPreparation::WarmUp, tl)
+    }
+
+    /// [`EngineDevice::prepare`] with a choice of [`KeyPreparation`].
+    pub fn prepare_with(
+        label: impl Into<String>,
+        backend: B,
+        pk: &CheckedKey,
+        how: KeyPreparation,
+        tl: &Timeline,
+    ) -> Result<Self, EngineError> {
+        Self::pin(label.into(), backend, pk, None, how, tl)
     }
 
     /// [`EngineDevice::prepare`], and the compiled circuit's matrices too, for partitions that
@@ -56,9 +67,21 @@ impl<B: Backend> EngineDevice<B> {
         circuit: &CompiledCircuit,
         tl: &Timeline,
     ) -> Result<Self, EngineError> {
+        Self::prepare_compiled_with(label, backend, pk, circuit, KeyPreparation::WarmUp, tl)
+    }
+
+    /// [`EngineDevice::prepare_compiled`] with a choice of [`KeyPreparation`].
+    pub fn prepare_compiled_with(
+        label: impl Into<String>,
+        backend: B,
+        pk: &CheckedKey,
+        circuit: &CompiledCircuit,
+        how: KeyPreparation,
+        tl: &Timeline,
+    ) -> Result<Self, EngineError> {
         let label = label.into();
         circuit.check_key(&pk.shape()).map_err(|e| EngineError::Device { device: label.clone(), source: e.into() })?;
-        Self::pin(label, backend, pk, Some(circuit), tl)
+        Self::pin(label, backend, pk, Some(circuit), how, tl)
     }
 
     fn pin(
@@ -66,11 +89,12 @@ impl<B: Backend> EngineDevice<B> {
         backend: B,
         pk: &CheckedKey,
         circuit: Option<&CompiledCircuit>,
+        how: KeyPreparation,
         tl: &Timeline,
     ) -> Result<Self, EngineError> {
         let key = {
             let _g = tl.span_detail(Layer::Engine, names::PREPARE_KEY, format!("device={label}"));
-            let result = ResidentKey::prepare(&backend, "", pk, circuit);
+            let result = ResidentKey::prepare(&backend, "", pk, circuit, how);
             tl.record_device_spans(&backend.drain_device_spans());
             result.map_err(|source| EngineError::Device { device: label.clone(), source })?
         };

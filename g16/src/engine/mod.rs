@@ -43,7 +43,7 @@ pub use config::{default_synthesis_workers, parse_device_list, DeviceSpec, Engin
 pub use device::{effective_design, partition_bytes, resident_bytes, EngineDevice};
 pub use error::{EngineError, Stage};
 pub use job::{Instance, JobCanceller, JobHandle, JobOutput, Partition, PartitionProof};
-pub use resident::{CircuitKey, ResidentKey};
+pub use resident::{CircuitKey, KeyPreparation, ResidentKey};
 
 use g16_backend::Backend;
 use crate::timeline::report::names;
