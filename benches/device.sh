@@ -418,7 +418,7 @@ key_store() {
     echo "== [$SECONDS] key store 2^$size, a fresh process ($run)"
     timed timeout "$4" "$D/g16" prove --backend cuda --circuit synthetic --size "$size" --partitions "$partitions" \
       --synthesis witness 2>&1 |
-      grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min"
+      grep -E "^(open_backend|load_key|load_circuit|prepare_key|job) |upload_bases|shift_bases|subgroup|proofs/min| s wall"
   done
 }
 

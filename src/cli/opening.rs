@@ -35,6 +35,12 @@ impl Opening {
         })
     }
 
+    /// The backend once it is open (waiting for it), for work beside the key's reading;
+    /// `None` where it did not open ([`Opening::finish`] says why).
+    pub fn backend(&self) -> Option<&AnyBackend> {
+        self.wait().as_ref().ok()
+    }
+
     /// The backend, or why it did not open.
     pub fn finish(self) -> Result<AnyBackend, BackendError> {
         self.wait();
