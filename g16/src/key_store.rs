@@ -56,7 +56,7 @@ pub struct KeyStore {
 /// Where a key came from, for whoever reports on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeySource {
-    /// Read back; its digest matched, so only the curve equations were checked.
+    /// Read back; its digest matched, so no point was checked again.
     Stored,
     /// Read back and checked in full (no digest, or another one).
     Checked,
@@ -173,16 +173,21 @@ impl KeyStore {
         self.load_on(path, &OnHost)
     }
 
-    /// Reads a stored key, streamed and digested on the way: the curve checks alone where the
-    /// digest beside it matches the bytes, every check otherwise, the subgroup checks on
-    /// `checker` (and then the digest is written, so the next load is quick; a digest that
-    /// cannot be written only costs that).
+    /// Reads a stored key, streamed and digested on the way: no point checked where the digest
+    /// beside it matches the bytes ([`PointChecks::Trusted`]), every check otherwise, the
+    /// subgroup checks on `checker` (and then the digest is written, so the next load is quick;
+    /// a digest that cannot be written only costs that).
     pub fn load_on(&self, path: &Path, checker: &dyn SubgroupCheck) -> Result<(CheckedKey, KeySource), KeyError> {
-        let decoded = DecodedKey::read(path)?;
         let recorded = std::fs::read_to_string(digest_path(path)).ok().and_then(|text| from_hex(&text));
+        // With a digest beside it the key is likely to be trusted: its curve equations wait
+        // for the digest's verdict rather than run as it decodes.
+        let decoded = match recorded {
+            Some(_) => DecodedKey::read_expecting_trust(path)?,
+            None => DecodedKey::read(path)?,
+        };
         let digest = decoded.digest();
         if recorded == Some(digest) {
-            return Ok((decoded.check(PointChecks::CurveOnly)?, KeySource::Stored));
+            return Ok((decoded.check(PointChecks::Trusted)?, KeySource::Stored));
         }
         let key = decoded.check(PointChecks::FullOn(checker))?;
         let _ = write_digest(path, &digest);

@@ -1,7 +1,8 @@
 //! The record of key files whose every point g16 checked on this machine, by digest, so that
 //! loading the same bytes again costs reading them: the digest is computed while the file
-//! streams in, and a match skips the subgroup checks (the curve equations still run: they
-//! are cheap). A changed byte changes the digest, and the file is checked in full again.
+//! streams in, and a match skips the point checks (equal bytes decode to the same points,
+//! which passed every check here). A changed byte changes the digest, and the file is checked
+//! in full again.
 //!
 //! What this trusts: that nobody who could not already replace g16 itself writes into the
 //! record's directory (the user's cache directory, like the key store's digests), and
@@ -26,7 +27,7 @@ pub struct CheckedFiles {
 pub enum Checked {
     /// Every point was checked now (and the digest recorded).
     Now,
-    /// The digest matched a file checked before: the curve equations alone ran.
+    /// The digest matched a file checked before: no point was checked again.
     Before,
 }
 
@@ -53,10 +54,10 @@ impl CheckedFiles {
         std::fs::write(self.entry(digest), b"")
     }
 
-    /// The checks a file of this digest needs: the curve alone if it was checked before.
+    /// The checks a file of this digest needs: none of its points if it was checked before.
     pub fn checks<'a>(&self, digest: &FileDigest, checker: &'a dyn SubgroupCheck) -> (PointChecks<'a>, Checked) {
         if self.contains(digest) {
-            (PointChecks::CurveOnly, Checked::Before)
+            (PointChecks::Trusted, Checked::Before)
         } else {
             (PointChecks::FullOn(checker), Checked::Now)
         }
@@ -65,7 +66,9 @@ impl CheckedFiles {
     /// An arkworks key file, streamed; its subgroup checks on `checker` unless its digest
     /// is recorded, and recorded once they pass.
     pub fn load_key(&self, path: &Path, checker: &dyn SubgroupCheck) -> Result<(CheckedKey, Checked), KeyError> {
-        let decoded = DecodedKey::read(path)?;
+        // The digest is known only once the file is read: the curve equations wait for it (a
+        // pass of their own, beside the subgroup checks' far longer ones, for a new file).
+        let decoded = DecodedKey::read_expecting_trust(path)?;
         let digest = decoded.digest();
         let (checks, checked) = self.checks(&digest, checker);
         let key = decoded.check(checks)?;
@@ -91,6 +94,8 @@ impl CheckedFiles {
 mod tests {
     use super::*;
     use crate::prover::key::OnHost;
+    use crate::prover::PointProblem;
+    use ark_ec::AffineRepr;
     use g16_backend::sample::g1_outside_subgroup;
 
     fn scratch(name: &str) -> PathBuf {
@@ -128,6 +133,34 @@ mod tests {
             Err(KeyError::InvalidPoint { query: "h_query", index, .. }) => assert_eq!(index, last),
             other => panic!("expected h_query[{last}] refused, got {:?}", other.map(|(_, how)| how)),
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A file read for trust whose digest is not recorded: its curve equations run as a pass
+    /// of their own (the decode left them), and an off-curve point is named by query and
+    /// index, before any subgroup check; the same bytes once recorded are not checked again.
+    #[test]
+    fn an_untrusted_file_read_for_trust_still_has_its_curve_checked() {
+        let dir = scratch("curve");
+        let record = CheckedFiles::new(dir.join("checked"));
+        let path = dir.join("k.key");
+        let mut pk = key().into_inner();
+        let i = pk.a_query.iter().rposition(|p| !p.is_zero()).expect("a point that is not the identity");
+        pk.a_query[i] = crate::curve::G1Affine::new_unchecked(pk.a_query[i].x, pk.a_query[i].y + pk.a_query[i].y);
+        assert!(!pk.a_query[i].is_on_curve());
+        let mut bytes = Vec::new();
+        ark_serialize::CanonicalSerialize::serialize_uncompressed(&pk, &mut bytes).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        match record.load_key(&path, &OnHost) {
+            Err(KeyError::InvalidPoint { query: "a_query", index, problem: PointProblem::NotOnCurve }) => {
+                assert_eq!(index, i)
+            }
+            other => panic!("expected a_query[{i}] off the curve, got {:?}", other.map(|(_, how)| how)),
+        }
+        // What the record trusts is bytes it was told passed: recorded by hand here, these
+        // load with no point checked (a record that lies is the trust boundary's to keep).
+        record.record(&crate::digest::digest_bytes(&bytes)).unwrap();
+        assert_eq!(record.load_key(&path, &OnHost).map(|(_, how)| how).unwrap(), Checked::Before);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

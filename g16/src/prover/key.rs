@@ -76,12 +76,17 @@ pub enum PointChecks<'a> {
     /// Every check, the subgroup checks of the key's vectors on `checker` (a backend's device,
     /// where the bases go anyway; a few points on the host).
     FullOn(&'a dyn SubgroupCheck),
-    /// On the curve only, for bytes known to equal a key that passed every check before: the
-    /// key store proves that with a digest (`key_store.rs`), the checked-files record likewise
-    /// (`crate::trust`); a service's shared store holds only packages its servers checked when
-    /// they were registered. The subgroup checks are most of a key's checking time, the curve
-    /// equation a small part of it.
+    /// On the curve only, for bytes known to equal a key that passed every check before, where
+    /// another machine may have written the record: a service's shared store holds only
+    /// packages its servers checked when they were registered. The subgroup checks are most of
+    /// a key's checking time.
     CurveOnly,
+    /// No check of any point, for bytes this machine proved equal, by their digest, to a file
+    /// whose every point passed every check here: the key store's digests (`key_store.rs`) and
+    /// the checked-files record (`crate::trust`). Equal bytes decode to the same points, so the
+    /// curve equations would only repeat what was checked (they were about a fifth of a trusted
+    /// key's load on the 2-core machine). The identity rules and the sizes still hold.
+    Trusted,
 }
 
 impl std::fmt::Debug for PointChecks<'_> {
@@ -90,6 +95,7 @@ impl std::fmt::Debug for PointChecks<'_> {
             PointChecks::Full => "Full",
             PointChecks::FullOn(_) => "FullOn",
             PointChecks::CurveOnly => "CurveOnly",
+            PointChecks::Trusted => "Trusted",
         })
     }
 }
@@ -115,7 +121,7 @@ impl PartialEq for CheckedKey {
 }
 
 /// A key decoded from a file, its points not yet checked, and the file's digest: whoever
-/// knows the digest was checked before chooses [`PointChecks::CurveOnly`].
+/// knows the digest was checked before chooses [`PointChecks::Trusted`].
 pub struct DecodedKey {
     decoded: decode::Decoded,
 }
@@ -129,11 +135,23 @@ impl DecodedKey {
     }
 
     /// [`DecodedKey::from_bytes`] from a file, streamed: the file is never whole in memory.
+    /// The curve equations are checked as the points decode, while they are in cache.
     pub fn read(path: &Path) -> Result<DecodedKey, KeyError> {
+        Self::read_file(path, true)
+    }
+
+    /// [`DecodedKey::read`] for a file whose digest is likely to be trusted
+    /// ([`PointChecks::Trusted`]): the curve equations are left to [`DecodedKey::check`], which
+    /// runs them as a pass of their own unless the checks are `Trusted`.
+    pub fn read_expecting_trust(path: &Path) -> Result<DecodedKey, KeyError> {
+        Self::read_file(path, false)
+    }
+
+    fn read_file(path: &Path, check_curve: bool) -> Result<DecodedKey, KeyError> {
         let io = |source| KeyError::Io { path: path.to_path_buf(), source };
         let file = std::fs::File::open(path).map_err(io)?;
         let len = file.metadata().map(|m| m.len()).ok();
-        match decode::decode(file, len) {
+        match decode::decode_checking_curve(file, len, check_curve) {
             Err(KeyError::Io { source, .. }) => Err(io(source)),
             other => Ok(DecodedKey { decoded: other? }),
         }
@@ -311,8 +329,8 @@ fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap, on_curve: bool) 
         ("b_g2_query", &pk.b_g2_query),
     ];
     // Known where the decoder checked each point as it went (`on_curve`); otherwise, and
-    // where it found one off, this pass names the first.
-    if !on_curve {
+    // where it found one off, this pass names the first. Trusted bytes skip it.
+    if !on_curve && !matches!(checks, PointChecks::Trusted) {
         for (query, points) in g1 {
             check_curve(query, points)?;
         }
@@ -323,7 +341,7 @@ fn validate(pk: &ProvingKey, checks: PointChecks<'_>, qap: Qap, on_curve: bool) 
     let checker: Option<&dyn SubgroupCheck> = match checks {
         PointChecks::Full => Some(&OnHost),
         PointChecks::FullOn(checker) => Some(checker),
-        PointChecks::CurveOnly => None,
+        PointChecks::CurveOnly | PointChecks::Trusted => None,
     };
     if let Some(checker) = checker {
         let (names, vectors): (Vec<_>, Vec<_>) = g1.into_iter().unzip();

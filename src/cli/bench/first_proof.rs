@@ -7,8 +7,8 @@
 //! - `read_decode`: the file streamed, decoded on every core and digested;
 //! - `checks`: every point on the curve, and (`first-proof` only) in its subgroup, on the
 //!   backend (its device where it has one, the device spans as `checks.<span>`);
-//!   `first-proof-trusted` runs the curve equations alone, as a key whose digest was recorded
-//!   after a full check does;
+//!   `first-proof-trusted` checks no point, as a key whose digest was recorded after a full
+//!   check (its curve equations are not run as it decodes either);
 //! - `prepare_key`: the bases made resident and the warm-up proof (`Prover::prepare`), with
 //!   the device spans inside it as `prepare_key.<span>`;
 //! - `prepare_circuit`: the compiled circuit's matrices made resident;
@@ -37,7 +37,7 @@ use super::{circuit_for, key_for, span_totals, BenchArgs};
 use crate::cli::CliError;
 
 pub const FIRST_PROOF_INCLUDES: &str = "from a proving-key file (synthetic circuit, uncompressed arkworks encoding, page cache warm) to the first verified proof in this process: streamed read, parallel decode and digest, every point on the curve and in its subgroup (on the backend's device where it has one), the bases made resident with the warm-up proof, the compiled circuit made resident, one proof from an assignment in host memory and its verification; the key's file, compiled circuit and assignment made outside the timing";
-pub const TRUSTED_INCLUDES: &str = "the same with the key's digest known (checked before): the curve equations alone, no subgroup checks";
+pub const TRUSTED_INCLUDES: &str = "the same with the key's digest known (checked before): no point checked";
 
 /// Both ops' measurements for one backend and size.
 pub fn measure(
@@ -61,11 +61,12 @@ pub fn measure(
             let mut timed = |name: &str, t: Instant| phase.insert(name.to_string(), t.elapsed().as_secs_f64() * 1e3);
             let start = Instant::now();
             let t = Instant::now();
-            let decoded = DecodedKey::read(&key_file)?;
+            let decoded =
+                if trusted { DecodedKey::read_expecting_trust(&key_file)? } else { DecodedKey::read(&key_file)? };
             timed("read_decode", t);
             let t = Instant::now();
             let checker = OnBackend(backend);
-            let checks = if trusted { PointChecks::CurveOnly } else { PointChecks::FullOn(&checker) };
+            let checks = if trusted { PointChecks::Trusted } else { PointChecks::FullOn(&checker) };
             let key = decoded.check(checks)?;
             timed("checks", t);
             let checked = span_totals(backend);

@@ -39,16 +39,22 @@ pub struct Decoded {
 /// query and index) or bytes after the key's end are typed errors.
 /// `len`, where known, is the source's length: vectors are then allocated once, at their size.
 pub fn decode<R: KeyReader>(src: R, len: Option<u64>) -> Result<Decoded, KeyError> {
+    decode_checking_curve(src, len, true)
+}
+
+/// [`decode`], the curve equations checked as the points decode or not (`on_curve` is then
+/// false: nothing is known).
+pub fn decode_checking_curve<R: KeyReader>(src: R, len: Option<u64>, check_curve: bool) -> Result<Decoded, KeyError> {
     let mut compressed = false;
     let mut on_curve = false;
     let (pk, digest) = decode_with(src, len, |s| {
-        s.stream.check_curve = true;
+        s.stream.check_curve = check_curve;
         let first = s.stream.peek_byte()?.ok_or(KeyError::Truncated { len: 0, format: "empty file" })?;
         compressed = first & 0x80 != 0;
         let compress = if compressed { Compress::Yes } else { Compress::No };
         s.format = if compressed { "compressed" } else { "uncompressed" };
         let pk = s.stream.key(compress).map_err(|e| e.into_key_error(s.stream.total(), s.format))?;
-        on_curve = !s.stream.off_curve;
+        on_curve = check_curve && !s.stream.off_curve;
         Ok(pk)
     })?;
     Ok(Decoded { pk, digest, compressed, on_curve })
