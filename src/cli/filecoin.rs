@@ -170,7 +170,7 @@ fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
         if seal_verified { ", accepted by filecoin-proofs' verify_seal" } else { "" },
         match how {
             g16::trust::Checked::Now => "checked point by point (digest recorded)",
-            g16::trust::Checked::Before => "trusted by digest (curve equations checked)",
+            g16::trust::Checked::Before => "trusted by digest (no point checked again)",
         },
         args.out.display(),
         output.len()
