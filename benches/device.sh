@@ -50,7 +50,8 @@
 #                 (its checks on the device, then on the host: G16_WGPU_SUBGROUP);
 #                 `g16 prove --zkey` of a 2^20 zkey and `--key` of a 2^20 arkworks key in fresh
 #                 processes, first and again (digest recorded); the key store at 2^22 in fresh
-#                 processes (KEYS_24=1: at 2^24 too); with KEYS_SERVE=1 the register stage
+#                 processes (KEYS_24=1: at 2^24 too; KEYS_NO_BENCH=1: without the bench's
+#                 first-proof); with KEYS_SERVE=1 the register stage
 #       register  a 2^22 zkey registered with `g16 serve` and its first proof, first and again,
 #                 then the same file by path on the server (--on-server); the key prepared as it
 #                 is registered and (--prepare-on-first-job) not
@@ -430,8 +431,9 @@ keys() {
   cp -rn "$D/cache/." "$w/cache/" 2>/dev/null
   export G16_CACHE_DIR="$w/cache"
   echo "== [$SECONDS] first-proof, CUDA 2^20 and 2^22, wgpu 2^20 (keys made on the device, written to a file)"
-  timeout 300 "$D/g16" bench --json "$json" --backends cuda --ops first-proof --sizes 20..22 --runs 2 --warmup 0 \
-    --keys-in-memory 2>&1 | grep -v "^\s*$"
+  [ -n "${KEYS_NO_BENCH:-}" ] ||
+    timeout 300 "$D/g16" bench --json "$json" --backends cuda --ops first-proof --sizes 20..22 --runs 2 --warmup 0 \
+      --keys-in-memory 2>&1 | grep -v "^\s*$"
   # wgpu: the subgroup checks on the device (the default on a GPU), then on the host's cores.
   for place in device host; do
     [ -n "${KEYS_NO_WGPU:-}" ] || G16_WGPU_SUBGROUP=$place timeout 200 "$D/g16" bench --json "$json" --backends wgpu \
