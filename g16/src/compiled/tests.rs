@@ -41,3 +41,30 @@ fn files_round_trip_and_damage_is_a_typed_error() {
     version[8] = 9;
     assert!(matches!(CircuitFile::from_bytes(&version), Err(CompileError::File(FileError::Version(9)))));
 }
+
+/// A coefficient that is not below r, in a file whose checksum is right, is refused naming its
+/// matrix and the first such coefficient by position (the coefficients decode on every core).
+#[test]
+fn a_coefficient_not_below_r_is_named_by_its_first_position() {
+    use sha2::{Digest, Sha256};
+    let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, 6, 1).unwrap();
+    let file = CircuitFile { circuit: compile(circuit).unwrap(), key_digest: None };
+    let mut bytes = file.to_bytes();
+    let (a, _, _) = file.circuit.matrices();
+    let (rows, entries) = (a.rows(), a.parts().1.len());
+    assert!(entries > 9);
+    // magic, version, flags, three counts; then A's rows, entries, starts and columns.
+    let coefficients = 8 + 4 + 4 + 3 * 8 + 8 + 8 + 4 * (rows + 1) + 4 * entries;
+    for i in [9, 3] {
+        bytes[coefficients + 32 * i..coefficients + 32 * (i + 1)].fill(0xff);
+    }
+    let body = bytes.len() - 32;
+    let sum = Sha256::digest(&bytes[..body]);
+    bytes[body..].copy_from_slice(&sum);
+    match CircuitFile::from_bytes(&bytes) {
+        Err(CompileError::File(FileError::Malformed(detail))) => {
+            assert_eq!(detail, "matrix A: coefficient 3 is not below r")
+        }
+        other => panic!("expected coefficient 3 of A refused, got {other:?}"),
+    }
+}
