@@ -49,7 +49,8 @@
 #                 the device, then the digest known) on CUDA at 2^20 and 2^22 and wgpu at 2^20
 #                 (its checks on the device, then on the host: G16_WGPU_SUBGROUP);
 #                 `g16 prove --zkey` of a 2^20 zkey and `--key` of a 2^20 arkworks key in fresh
-#                 processes, first and again (digest recorded); the key store at 2^22 in fresh
+#                 processes, first and again (digest recorded; every build in .device/*/g16 in
+#                 turn with this one); the key store at 2^22 in fresh
 #                 processes (KEYS_24=1: at 2^24 too; KEYS_NO_BENCH=1: without the bench's
 #                 first-proof); with KEYS_SERVE=1 the register stage
 #       register  a 2^22 zkey registered with `g16 serve` and its first proof, first and again,
@@ -462,10 +463,13 @@ for _ in range(2):
     timed timeout 200 "$D/g16" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" --key "$w/k20.key" --backend cuda \
       --out "$w/k20-$run" 2>&1 | tail -3
   done
-  # With .device/before: the zkey again (digest known), before and after, alternating.
-  if [ -x "$D/before/g16" ]; then
+  # With other builds beside it (.device/before/g16, .device/<variant>/g16): the files again
+  # (digest known), each build in turn, alternating.
+  local bins=() bin
+  for bin in "$D"/*/g16; do [ -x "$bin" ] && bins+=("$bin"); done
+  if [ ${#bins[@]} -gt 0 ]; then
     for run in 1 2; do
-      for bin in "$D/before/g16" "$D/g16"; do
+      for bin in "${bins[@]}" "$D/g16"; do
         echo "== [$SECONDS] $bin prove --zkey 2^20 (again, A/B $run), a fresh process"
         timed timeout 200 "$bin" prove --zkey "$w/s20.zkey" --wtns "$w/s20.wtns" --backend cuda --out "$w/z20-ab" 2>&1 |
           tail -2

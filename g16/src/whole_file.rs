@@ -35,7 +35,13 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
 /// The file's bytes and their digest ([`crate::digest`]).
 pub fn read_digested(path: &Path) -> std::io::Result<(Vec<u8>, FileDigest)> {
     let file = std::fs::File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len()).map_err(|_| std::io::ErrorKind::OutOfMemory)?;
+    let len = file.metadata()?.len();
+    read_digested_from(&file, len)
+}
+
+/// [`read_digested`] of an open file of `len` bytes.
+pub fn read_digested_from(file: &std::fs::File, len: u64) -> std::io::Result<(Vec<u8>, FileDigest)> {
+    let len = usize::try_from(len).map_err(|_| std::io::ErrorKind::OutOfMemory)?;
     let mut bytes = crate::huge_pages::zeroed_bytes(len);
     // The digest's pieces are the units of work: each is read and hashed by one task.
     let pieces: Vec<FileDigest> = bytes

@@ -3,6 +3,7 @@
 
 mod decode;
 mod subgroup;
+mod zcash;
 
 use std::path::{Path, PathBuf};
 
