@@ -85,7 +85,10 @@ pub fn prove_compiled(
             let circuit = beside.spawn(|| {
                 let file = CircuitFile::read(compiled).map_err(KeyStoreError::from)?;
                 // No backend: `finish` below reports why.
-                let resident = opening.backend().map(|b| Prover::new(b).prepare_circuit(&file.circuit)).transpose()?;
+                let resident = opening
+                    .backend()
+                    .map(|b| Prover::new(b).prepare_circuit_for_one_proof(&file.circuit))
+                    .transpose()?;
                 Ok::<_, CliError>((file, resident))
             });
             let z = beside.spawn(|| read_wtns_file(witness));
@@ -188,7 +191,7 @@ fn prove_one(
         // One proof in this process: no warm-up (it would cost what the proof costs).
         let prepared_circuit = match resident {
             Some(resident) => resident,
-            None => prover.prepare_circuit(circuit)?,
+            None => prover.prepare_circuit_for_one_proof(circuit)?,
         };
         (prover.prepare_for_one_proof(key)?, prepared_circuit)
     };

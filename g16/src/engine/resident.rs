@@ -78,7 +78,7 @@ pub enum KeyPreparation {
     /// Its bases uploaded and one proof's device work run, so that the first proof costs what
     /// the others do ([`Prover::prepare`]).
     WarmUp,
-    /// Its bases uploaded only: for a process that makes one proof with the key, where the
+    /// Its bases (and its circuit's matrices) uploaded only: for a process that makes one proof with the key, where the
     /// warm-up would cost about what the proof it speeds up costs (at 2^24 on an H200 it
     /// took ~1 s of `prepare_key`'s 1.9 s, the proof 0.8 s).
     OneProof,
@@ -94,11 +94,13 @@ impl ResidentKey {
         how: KeyPreparation,
     ) -> Result<Self, ProveError> {
         let prover = Prover::new(backend);
-        let prepared = match how {
-            KeyPreparation::WarmUp => prover.prepare(key)?,
-            KeyPreparation::OneProof => prover.prepare_for_one_proof(key)?,
+        let (prepared, circuit) = match how {
+            KeyPreparation::WarmUp => (prover.prepare(key)?, circuit.map(|c| prover.prepare_circuit(c)).transpose()?),
+            KeyPreparation::OneProof => (
+                prover.prepare_for_one_proof(key)?,
+                circuit.map(|c| prover.prepare_circuit_for_one_proof(c)).transpose()?,
+            ),
         };
-        let circuit = circuit.map(|c| prover.prepare_circuit(c)).transpose()?;
         let bytes = prepared.resident_bytes();
         Ok(ResidentKey { name: name.to_string(), key: prepared, circuit, bytes })
     }

@@ -288,11 +288,18 @@ impl<'b, B: Backend + ?Sized> Prover<'b, B> {
     /// on made-up values, for the reason [`Prover::warm_up`] gives (on an H200 a first wgpu
     /// proof at 2^22 took 1.13 s against 0.61 s steady while only the key was warmed up).
     pub fn prepare_circuit(&self, circuit: &CompiledCircuit) -> Result<PreparedCircuit, ProveError> {
-        let prepared = PreparedCircuit::new(self.backend, circuit)?;
+        let prepared = self.prepare_circuit_for_one_proof(circuit)?;
         if self.backend.info().kind != BackendKind::Cpu {
             self.warm_up_circuit(&prepared)?;
         }
         Ok(prepared)
+    }
+
+    /// Uploads a compiled circuit's matrices without the warm-up, for the reason
+    /// [`Prover::prepare_for_one_proof`] gives: a process that proves one assignment would
+    /// spend on made-up values what its own proof then spends again.
+    pub fn prepare_circuit_for_one_proof(&self, circuit: &CompiledCircuit) -> Result<PreparedCircuit, ProveError> {
+        PreparedCircuit::new(self.backend, circuit)
     }
 
     /// A, B, C times a made-up z, the R1CS check and a∘b, their results thrown away.
