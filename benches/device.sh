@@ -52,7 +52,8 @@
 #                 processes, first and again (digest recorded; every build in .device/*/g16 in
 #                 turn with this one); the key store at 2^22 in fresh
 #                 processes (KEYS_24=1: at 2^24 too; KEYS_NO_BENCH=1: without the bench's
-#                 first-proof); with KEYS_SERVE=1 the register stage
+#                 first-proof; KEYS_NO_STORE=1: without the key store at 2^22); with
+#                 KEYS_SERVE=1 the register stage
 #       register  a 2^22 zkey registered with `g16 serve` and its first proof, first and again,
 #                 then the same file by path on the server (--on-server); the key prepared as it
 #                 is registered and (--prepare-on-first-job) not
@@ -400,6 +401,20 @@ timed() {
   fi
 }
 
+# written OUT_DIR COMMAND...: a one-proof command that writes OUT_DIR/proof.json, timed; then
+# when its proof was written, counted from just before the process started (the file's mtime):
+# a fresh process's time to its first proof, without the release and exit that follow it.
+written() {
+  local out=$1 t0
+  shift
+  rm -f "$out/proof.json"
+  t0=$(date +%s%N)
+  timed "$@"
+  python3 -c "import os,sys
+print(f'   proof.json written {(os.stat(sys.argv[2]).st_mtime_ns - int(sys.argv[1])) / 1e6:.0f} ms after the start')" \
+    "$t0" "$out/proof.json" 2>&1 | tail -1
+}
+
 keygen() {
   echo "== [$SECONDS] memory plans"
   for size in 22 24 26 27; do "$D/g16" plan --circuit synthetic --backend cuda --size "$size" 2>&1 | tail -n 2; done
@@ -458,10 +473,11 @@ for _ in range(2):
   done
   for run in first again; do
     echo "== [$SECONDS] g16 prove --zkey 2^20 ($run), a fresh process"
-    timed timeout 200 "$D/g16" prove --zkey "$w/s20.zkey" --wtns "$w/s20.wtns" --backend cuda --out "$w/z20-$run" 2>&1 | tail -3
+    written "$w/z20-$run" timeout 200 "$D/g16" prove --zkey "$w/s20.zkey" --wtns "$w/s20.wtns" --backend cuda \
+      --out "$w/z20-$run" 2>&1 | tail -4
     echo "== [$SECONDS] g16 prove --key 2^20 ($run), a fresh process"
-    timed timeout 200 "$D/g16" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" --key "$w/k20.key" --backend cuda \
-      --out "$w/k20-$run" 2>&1 | tail -3
+    written "$w/k20-$run" timeout 200 "$D/g16" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" \
+      --key "$w/k20.key" --backend cuda --out "$w/k20-$run" 2>&1 | tail -4
   done
   # With other builds beside it (.device/before/g16, .device/<variant>/g16): the files again
   # (digest known), each build in turn, alternating.
@@ -471,11 +487,11 @@ for _ in range(2):
     for run in 1 2; do
       for bin in "${bins[@]}" "$D/g16"; do
         echo "== [$SECONDS] $bin prove --zkey 2^20 (again, A/B $run), a fresh process"
-        timed timeout 200 "$bin" prove --zkey "$w/s20.zkey" --wtns "$w/s20.wtns" --backend cuda --out "$w/z20-ab" 2>&1 |
-          tail -2
+        written "$w/z20-ab" timeout 200 "$bin" prove --zkey "$w/s20.zkey" --wtns "$w/s20.wtns" --backend cuda \
+          --out "$w/z20-ab" 2>&1 | tail -3
         echo "== [$SECONDS] $bin prove --key 2^20 (again, A/B $run), a fresh process"
-        timed timeout 200 "$bin" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" --key "$w/k20.key" \
-          --backend cuda --out "$w/k20-ab" 2>&1 | tail -2
+        written "$w/k20-ab" timeout 200 "$bin" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" \
+          --key "$w/k20.key" --backend cuda --out "$w/k20-ab" 2>&1 | tail -3
       done
     done
   fi
@@ -483,7 +499,7 @@ for _ in range(2):
   echo "== [$SECONDS] g16 prove --key 2^20 (again), CUDA_MODULE_LOADING=EAGER, a fresh process"
   CUDA_MODULE_LOADING=EAGER timed timeout 200 "$D/g16" prove --compiled "$w/c20.circ" --witness "$w/s20.wtns" \
     --key "$w/k20.key" --backend cuda --out "$w/k20-eager" 2>&1 | tail -3
-  key_store 22 3 400 200
+  [ -n "${KEYS_NO_STORE:-}" ] || key_store 22 3 400 200
   # At 2^24 the key is made on the device once (about a minute).
   [ -n "${KEYS_24:-}" ] && key_store 24 1 500 300
   [ -n "${KEYS_SERVE:-}" ] && register
