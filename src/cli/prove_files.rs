@@ -23,7 +23,7 @@ use g16::circuits::{BuiltinCircuit, CircuitKind};
 use g16::compiled::file::CircuitFile;
 use g16::compiled::CompiledCircuit;
 use g16::key_store::{key_digest_of, KeyStoreError};
-use g16::prover::{verify, PreparedCircuit};
+use g16::prover::{verify, PreparedCircuit, PreparedKey};
 use g16::settings::Settings;
 use g16::timeline::{Layer, Timeline};
 use g16::{CheckedKey, Fr, Proof, ProveError, Prover};
@@ -52,7 +52,7 @@ pub fn prove_zkey(
         Ok::<_, CliError>((opening.finish()?, loaded?.0, z?))
     })?;
     timings.mark("key");
-    let proof = prove_one(&backend, &zkey.key, &zkey.circuit, None, &z, out, &mut timings)?;
+    let proof = prove_one(&backend, &zkey.key, &zkey.circuit, (None, None), &z, out, &mut timings)?;
     // The key carries no C matrix, so an unsatisfied witness shows as a proof that does not
     // verify (and nothing is written), not as a row before the MSMs.
     write_outputs(out, &proof, &z[1..zkey.circuit.num_instance()], false)?;
@@ -92,11 +92,18 @@ pub fn prove_compiled(
                 Ok::<_, CliError>((file, resident))
             });
             let z = beside.spawn(|| read_wtns_file(witness));
-            let loaded = settings.checked_files().load_key(key_path, &opening);
+            // The key goes to the device as soon as it and the backend are in, beside the
+            // circuit's upload rather than after it.
+            let loaded =
+                settings.checked_files().load_key(key_path, &opening).map_err(CliError::from).and_then(|(key, _)| {
+                    let uploaded = opening.backend().map(|b| Prover::new(b).prepare_for_one_proof(&key)).transpose()?;
+                    Ok((key, uploaded))
+                });
             (joined(circuit), joined(z), loaded)
         });
-        Ok::<_, CliError>((opening.finish()?, circuit?, loaded?.0, z?))
+        Ok::<_, CliError>((opening.finish()?, circuit?, loaded?, z?))
     })?;
+    let (key, prepared_key) = key;
     timings.mark("key");
     if let Some(bound) = file.key_digest {
         if bound != key_digest_of(&key)? {
@@ -107,7 +114,7 @@ pub fn prove_compiled(
             )));
         }
     }
-    let proof = prove_one(&backend, &key, &file.circuit, resident, &z, out, &mut timings)?;
+    let proof = prove_one(&backend, &key, &file.circuit, (prepared_key, resident), &z, out, &mut timings)?;
     write_outputs(out, &proof, &z[1..file.circuit.num_instance()], true)?;
     timings.mark("outputs");
     drop((key, file, z, backend));
@@ -167,13 +174,13 @@ impl Timings {
 
 /// Checks the witness against the circuit and the circuit against the key, proves on a fresh
 /// backend with fresh (r, s), and verifies. `out` is created first, so that an unwritable one
-/// fails before the work. `resident`: the circuit's matrices, if they were made resident on
-/// `backend` already.
+/// fails before the work. `uploaded` and `resident`: the key's bases and the circuit's
+/// matrices, if they were made resident on `backend` already.
 fn prove_one(
     backend: &AnyBackend,
     key: &CheckedKey,
     circuit: &CompiledCircuit,
-    resident: Option<PreparedCircuit>,
+    (uploaded, resident): (Option<PreparedKey>, Option<PreparedCircuit>),
     z: &[Fr],
     out: &Path,
     timings: &mut Timings,
@@ -193,7 +200,11 @@ fn prove_one(
             Some(resident) => resident,
             None => prover.prepare_circuit_for_one_proof(circuit)?,
         };
-        (prover.prepare_for_one_proof(key)?, prepared_circuit)
+        let prepared_key = match uploaded {
+            Some(uploaded) => uploaded,
+            None => prover.prepare_for_one_proof(key)?,
+        };
+        (prepared_key, prepared_circuit)
     };
     timings.mark("prepare");
     let proof = prover.prove_assignment(&prepared_key, &prepared_circuit, z, &mut rand::rngs::OsRng, &tl)?;
