@@ -9,7 +9,8 @@
 //! - [`params::DecodedParams`] reads a `.params` file through g16's key loading: the points
 //!   bellperson leaves out of the a and b queries (a variable with no nonzero coefficient in A,
 //!   resp. B) are put back from the circuit's densities, the counts are checked against the
-//!   circuit, and every point against the curve and its subgroup.
+//!   circuit, and every point against the curve and its subgroup; [`write_params`] writes a
+//!   g16 key made for a circuit (`g16::prover::setup`) as bellperson's setup would.
 //! - [`proof`] writes and reads bellperson's 192-byte proofs.
 //!
 //! The conventions agree with arkworks' libsnark reduction, which g16 proves: the input rows
@@ -26,7 +27,7 @@ mod record;
 pub mod scalar;
 mod witness;
 
-pub use params::{read_vk, DecodedParams};
+pub use params::{read_vk, write_params, write_vk, DecodedParams};
 pub use record::{compile, RecordingCs};
 pub use witness::{witness, WitnessCs};
 
@@ -53,4 +54,9 @@ pub enum BellpersonError {
     Io { path: std::path::PathBuf, source: std::io::Error },
     #[error("bellperson proof: {0}")]
     Proof(String),
+    /// A key written as a parameter file for a circuit it was not made for.
+    #[error("the key was not made for this circuit: {0}")]
+    NotThisCircuit(String),
+    #[error("cannot write the parameter file: {0}")]
+    Write(std::io::Error),
 }

@@ -14,16 +14,18 @@
 //! key holds them. The file streams through g16's key decoding (digested as it goes, points
 //! decoded on every core); the points are then checked as any key's are.
 
+use std::io::Write;
 use std::path::Path;
 
 use ark_ec::AffineRepr;
 use ark_ff::Zero;
-use ark_serialize::Compress;
+use ark_serialize::{CanonicalSerialize, Compress};
 use g16::compiled::{CompiledCircuit, Qap};
 use g16::digest::FileDigest;
 use g16::prover::key::{decode_with, EncodedPoint, KeyReader, PointStream};
 use g16::prover::{CheckedKey, KeyError, PointChecks, PointProblem};
 use g16::{G1Affine, G2Affine, ProvingKey, VerifyingKey};
+use rayon::prelude::*;
 
 use crate::BellpersonError;
 
@@ -182,6 +184,95 @@ fn spread<P: AffineRepr>(mut points: Vec<P>, present: &[bool]) -> Vec<P> {
         };
     }
     points
+}
+
+/// Writes `key`, made for `circuit`, as bellperson's `.params` file: what
+/// `bellperson::groth16::Parameters::read` (and [`DecodedParams`]) read, with the identity
+/// points of the variables absent from A (resp. B) left out of a (b₁, b₂), as bellperson's
+/// setup leaves them. A key whose shape is not the circuit's, or with a point where the circuit
+/// has no coefficient, is refused: its file could not be read against the circuit.
+pub fn write_params(key: &CheckedKey, circuit: &CompiledCircuit, w: &mut impl Write) -> Result<(), BellpersonError> {
+    circuit.check_key(&key.shape())?;
+    let presence = Presence::of(circuit);
+    let pk = key.proving_key();
+    write_vk(pk, w)?;
+    write_vector(w, "h", &pk.h_query, None)?;
+    write_vector(w, "l", &pk.l_query, None)?;
+    write_vector(w, "a", &pk.a_query, Some(&presence.a))?;
+    write_vector(w, "b_g1", &pk.b_g1_query, Some(&presence.b))?;
+    write_vector(w, "b_g2", &pk.b_g2_query, Some(&presence.b))
+}
+
+/// Writes the verifying key's part of `pk` as bellperson's `.vk` file (a `.params` file's head).
+pub fn write_vk(pk: &ProvingKey, w: &mut impl Write) -> Result<(), BellpersonError> {
+    let vk = &pk.vk;
+    let mut head = Vec::new();
+    let g1 = [vk.alpha_g1, pk.beta_g1];
+    let g2 = [vk.beta_g2, vk.gamma_g2];
+    for p in g1 {
+        p.serialize_uncompressed(&mut head).map_err(written)?;
+    }
+    for p in g2 {
+        p.serialize_uncompressed(&mut head).map_err(written)?;
+    }
+    pk.delta_g1.serialize_uncompressed(&mut head).map_err(written)?;
+    vk.delta_g2.serialize_uncompressed(&mut head).map_err(written)?;
+    w.write_all(&head).map_err(written_io)?;
+    write_vector(w, "ic", &vk.gamma_abc_g1, None)
+}
+
+/// Points serialized a batch at a time, on every core: the host holds one batch's bytes.
+const WRITE_BATCH: usize = 1 << 18;
+
+/// A u32-length vector of `points`, only the `present` ones where given (the others must be
+/// the identity).
+fn write_vector<P: AffineRepr + CanonicalSerialize>(
+    w: &mut impl Write,
+    what: &'static str,
+    points: &[P],
+    present: Option<&[bool]>,
+) -> Result<(), BellpersonError> {
+    let here = |j: usize| present.is_none_or(|p| p[j]);
+    if let Some(j) = (0..points.len()).find(|&j| !here(j) && !points[j].is_zero()) {
+        return Err(BellpersonError::NotThisCircuit(format!(
+            "{what} has a point for variable {j}, which the circuit's matrix never uses"
+        )));
+    }
+    let len = present.map_or(points.len(), count);
+    let len = u32::try_from(len).map_err(|_| BellpersonError::NotThisCircuit(format!("{what}: {len} points")))?;
+    w.write_all(&len.to_be_bytes()).map_err(written_io)?;
+    let size = P::zero().uncompressed_size();
+    for (b, batch) in points.chunks(WRITE_BATCH).enumerate() {
+        let first = b * WRITE_BATCH;
+        let pieces: Vec<Vec<u8>> = batch
+            .par_chunks(4096)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut bytes = Vec::with_capacity(chunk.len() * size);
+                for (i, p) in chunk.iter().enumerate() {
+                    if here(first + c * 4096 + i) {
+                        p.serialize_uncompressed(&mut bytes).expect("into memory");
+                    }
+                }
+                bytes
+            })
+            .collect();
+        for piece in pieces {
+            w.write_all(&piece).map_err(written_io)?;
+        }
+    }
+    Ok(())
+}
+
+fn written(e: ark_serialize::SerializationError) -> BellpersonError {
+    match e {
+        ark_serialize::SerializationError::IoError(e) => written_io(e),
+        e => BellpersonError::NotThisCircuit(format!("a point does not serialize: {e}")),
+    }
+}
+
+fn written_io(source: std::io::Error) -> BellpersonError {
+    BellpersonError::Write(source)
 }
 
 /// Reads a bellperson `.vk` file (the verifying key part of a `.params` file, alone) and checks
