@@ -131,9 +131,10 @@ fn cpu_c2_equals_bellperson_and_verify_seal_accepts_it() {
     c2_equals_bellperson_and_verifies(CpuBackend::new());
 }
 
-/// The circuit g16 records from the blank circuit is the one the parameters were made from
-/// (the parameter file's counts agree with it, as `read_params` checks), and the 2 KiB
-/// partition's size is what filecoin-proofs' measurements say.
+/// The circuit g16 records from the blank circuit has the 2 KiB partition's size that
+/// filecoin-proofs' measurements say, and the parameter file (g16's setup of it) reads against
+/// it. That it is the very circuit filecoin-proofs proves is the C2 test's: bellperson
+/// synthesizes its own and proves with the same file, byte for byte what g16 proves.
 #[test]
 fn the_recorded_circuit_is_the_parameters_circuit() {
     params_dir();

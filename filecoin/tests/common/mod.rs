@@ -1,30 +1,31 @@
 //! What the tests share (this crate's, and g16-service's tests/filecoin.rs, which includes this
 //! file): a real 2 KiB sector sealed by filecoin-proofs (add_piece, PC1, PC2, C1), the PoRep
-//! circuit compiled by g16, and its Groth16 parameters made by storage-proofs from a seeded RNG
-//! (as filecoin-proofs names and reads them).
+//! circuit compiled by g16, and its Groth16 parameters made by g16's setup from a seeded RNG and
+//! written as bellperson's files (as filecoin-proofs names and reads them).
 //!
-//! The parameters take ~12 minutes and 5 GB on two cores, so they are made once into
+//! The parameters take minutes on two cores, so they are made once into
 //! `FIL_PROOFS_PARAMETER_CACHE` (default: `target/tmp/filecoin-params`) and reused; the same
 //! seed makes the same bytes anywhere.
 
 #![allow(dead_code)] // reason: each test binary uses part of it
 
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
+use std::io::{BufWriter, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
 use filecoin_proofs::{
     add_piece, generate_piece_commitment, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
-    DefaultPieceHasher, PaddedBytesAmount, SealCommitPhase1Output, SectorShape2KiB, UnpaddedBytesAmount,
+    PaddedBytesAmount, SealCommitPhase1Output, SectorShape2KiB, UnpaddedBytesAmount,
 };
+use g16::backend::CpuBackend;
+use g16::prover::setup;
+use g16::Timeline;
+use g16_bellperson::{write_params, write_vk, BellpersonError};
 use g16_filecoin::{C1Output, PoRepCircuit, SealProof};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use storage_proofs_core::compound_proof::{self, CompoundProof};
-use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
 
 pub type Tree = SectorShape2KiB;
 
@@ -140,32 +141,38 @@ pub fn circuit() -> &'static PoRepCircuit {
     C.get_or_init(|| PoRepCircuit::compile(proof()).expect("the blank circuit records"))
 }
 
-/// The parameter file (and .vk), made by storage-proofs' own cache from the seed when missing.
+/// The parameter file (and .vk), made by g16's setup from the seed when missing and written
+/// as bellperson's setup writes them, under the names filecoin-proofs reads. (storage-proofs'
+/// own setup, which benches/filecoin-harness runs, takes ~12 min and 5 GB on two cores; g16's
+/// a few minutes. bellperson's reader and prover take g16's file, as its tests show.)
 pub fn params_file() -> PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
     P.get_or_init(|| {
         let dir = params_dir();
-        let path = dir.join(circuit().params_file_name().unwrap());
-        if !path.exists() || !dir.join(circuit().vk_file_name().unwrap()).exists() {
-            eprintln!("making the 2 KiB PoRep parameters from seed {PARAMS_SEED} into {} (~12 min on 2 cores)", dir.display());
-            let config = proof().porep_config();
-            let setup = compound_proof::SetupParams {
-                vanilla_params: filecoin_proofs::parameters::setup_params(&config).unwrap(),
-                partitions: Some(usize::from(config.partitions)),
-                priority: false,
-            };
-            type Compound = StackedCompound<Tree, DefaultPieceHasher>;
-            let public = <Compound as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::setup(&setup).unwrap();
-            let blank = <Compound as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
-                &public.vanilla_params,
+        let (params, vk) = (circuit().params_file_name().unwrap(), circuit().vk_file_name().unwrap());
+        let path = dir.join(&params);
+        if !path.exists() || !dir.join(&vk).exists() {
+            eprintln!(
+                "making the 2 KiB PoRep parameters with g16's setup from seed {PARAMS_SEED} into {}",
+                dir.display()
             );
+            let started = std::time::Instant::now();
+            let compiled = circuit().compiled();
             let mut rng = ChaCha20Rng::seed_from_u64(PARAMS_SEED);
-            <Compound as CacheableParameters<_, _>>::get_groth_params(Some(&mut rng), blank.clone(), &public.vanilla_params)
-                .unwrap();
-            <Compound as CacheableParameters<_, _>>::get_verifying_key(Some(&mut rng), blank, &public.vanilla_params)
-                .unwrap();
+            let key = setup::generate_compiled(compiled, &mut rng, &CpuBackend::new(), &Timeline::disabled())
+                .expect("g16's setup of the PoRep circuit");
+            // Written beside their final names, then renamed: a file that is there is whole.
+            let write = |name: &str, bytes: &dyn Fn(&mut BufWriter<File>) -> Result<(), BellpersonError>| {
+                let partial = dir.join(format!("{name}.partial"));
+                let mut out = BufWriter::new(File::create(&partial).unwrap());
+                bytes(&mut out).unwrap();
+                out.into_inner().unwrap().sync_all().unwrap();
+                std::fs::rename(&partial, dir.join(name)).unwrap();
+            };
+            write(&params, &|w| write_params(&key, compiled, w));
+            write(&vk, &|w| write_vk(key.proving_key(), w));
+            eprintln!("parameters made in {:.0} s", started.elapsed().as_secs_f64());
         }
-        assert!(path.exists(), "storage-proofs wrote {}", path.display());
         path
     })
     .clone()
