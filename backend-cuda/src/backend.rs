@@ -51,17 +51,9 @@ impl Gpu {
     fn open(options: &CudaOptions) -> Result<Gpu, CudaError> {
         compile::require_nvrtc()?;
         let dev = Arc::new(CudaDevice::open(options.ordinal)?);
+        let kernels = Arc::new(Kernels::load(dev.clone(), options.cache_dir.as_deref())?);
         let timing = Arc::new(Timing::new(dev.clone(), format!("cuda:{}", options.ordinal)));
         let staging = Arc::new(Staging::new(dev.clone(), timing.clone()));
-        // The pinned slots of the first upload are made while the kernels load: a fresh
-        // process's first upload follows its opening at once.
-        let (kernels, slots) = std::thread::scope(|beside| {
-            let slots = beside.spawn(|| staging.reserve_upload_slots());
-            let kernels = Kernels::load(dev.clone(), options.cache_dir.as_deref());
-            (kernels, slots.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        });
-        let kernels = Arc::new(kernels?);
-        slots?;
         let below = || (dev.clone(), kernels.clone(), timing.clone(), staging.clone());
         let ntt = Ntt::new(dev.clone(), kernels.clone(), timing.clone(), options.ntt_twiddles);
         let msm = Msm::new(below(), (options.msm, options.table_build, options.max_msm_entries), options.ones_split);

@@ -42,12 +42,6 @@ impl Staging {
         Staging { dev, timing, upload_slots: Mutex::new(Vec::new()), download_slot: Mutex::new(None) }
     }
 
-    /// Makes the two pinned upload slots now (~12 ms on an H100 host), so that the first
-    /// upload does not: a device's opening makes them beside the kernels' loading.
-    pub fn reserve_upload_slots(&self) -> Result<(), CudaError> {
-        fill_upload_slots(&self.dev, &mut lock(&self.upload_slots), 1)
-    }
-
     /// Copies `items.len()` items of `per` words each to a new device allocation, converting
     /// them into pinned chunks while the previous chunk's copy runs. The conversions and copies
     /// (not the allocation) are the device span `span` (`upload_scalars`, as the CPU backend
@@ -71,7 +65,16 @@ impl Staging {
         let base = dev.ptr(&dst);
         let chunk_items = (STAGING_WORDS / per).max(1);
         let mut slots = lock(&self.upload_slots);
-        fill_upload_slots(dev, &mut slots, per)?;
+        while slots.len() < 2 {
+            // SAFETY: pinned memory is written by the conversion below before any copy reads it.
+            // Write-combined: the host only writes these, and the copy engine reads them without
+            // snooping the CPU's caches.
+            let host = unsafe {
+                dev.ctx().alloc_pinned_with_flags::<u32>(STAGING_WORDS.max(per), sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+            }
+            .map_err(during("allocating pinned staging memory"))?;
+            slots.push(StagingSlot { host, copied: None });
+        }
         let copy_stream = dev.copy_stream();
         let queued = self.timing.span_on(copy_stream, span, parent, || {
             copy_chunks(dev, (&mut slots[..], chunk_items, base), items, per, &convert)
@@ -149,21 +152,6 @@ impl Staging {
 }
 
 /// The chunked conversion and copy of `upload_items`, alternating between the two slots.
-/// Two pinned slots of at least STAGING_WORDS words (and `per`, one item's).
-fn fill_upload_slots(dev: &CudaDevice, slots: &mut Vec<StagingSlot>, per: usize) -> Result<(), CudaError> {
-    while slots.len() < 2 {
-        // SAFETY: pinned memory is written by the conversion before any copy reads it.
-        // Write-combined: the host only writes these, and the copy engine reads them without
-        // snooping the CPU's caches.
-        let host = unsafe {
-            dev.ctx().alloc_pinned_with_flags::<u32>(STAGING_WORDS.max(per), sys::CU_MEMHOSTALLOC_WRITECOMBINED)
-        }
-        .map_err(during("allocating pinned staging memory"))?;
-        slots.push(StagingSlot { host, copied: None });
-    }
-    Ok(())
-}
-
 fn copy_chunks<T: Sync>(
     dev: &CudaDevice,
     (slots, chunk_items, base): (&mut [StagingSlot], usize, u64),
