@@ -424,7 +424,7 @@ fn a_closed_stdout_ends_a_command_quietly() {
 }
 
 /// `g16 filecoin c2` refuses bad input plainly, before any proof (and `plan` records a partition's
-/// circuit and plans it): a cut C1 file, one that names
+/// circuit and plans it; `setup` refuses what it cannot do before any work): a cut C1 file, one that names
 /// no proof (and none given), an unknown proof, malformed ids, and a parameter directory
 /// without the sector's file (named). (The 2 KiB C1 output is a real one, sealed by
 /// filecoin-proofs from seed 1; the proofs themselves are tested in filecoin/tests/c2.rs.)
@@ -464,4 +464,16 @@ fn filecoin_c2_refuses_bad_input_plainly() {
     assert!(plan.contains("domain 2^22") && plan.contains("fits a 24 GiB card"), "{plan}");
     assert!(sb.fails(&["filecoin", "plan", "--proof", "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", "--memory-gib", "24"])
         .contains("unsupported registered proof"));
+
+    // `setup` refuses an unknown proof, and a directory it cannot make before any work. (The
+    // files it writes are the tests' parameters: filecoin/tests/common, PoRepCircuit::write_params.)
+    let setup = |proof: &str, dir: &str| {
+        sb.fails(&["filecoin", "setup", "--proof", proof, "--params", dir, "--backend", "cpu"])
+    };
+    assert!(setup("StackedDrg2KiBV9", params).contains("unsupported registered proof"));
+    let file = sb.path("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let under_file = file.join("params");
+    let refused = setup("StackedDrg2KiBV1_1", under_file.to_str().unwrap());
+    assert!(refused.contains("cannot create") && refused.contains("a-file"), "{refused}");
 }

@@ -2,6 +2,8 @@
 //! parameter file read against it, each partition's witness made from a C1 output, and the
 //! proofs written and verified as filecoin-proofs writes and verifies them.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,9 +15,9 @@ use g16::compiled::CompiledCircuit;
 use g16::backend::Backend;
 use g16::engine::{CircuitKey, Engine, Partition};
 use g16::prover::Randomness;
-use g16::{Fr, Proof, ProveError};
+use g16::{CheckedKey, Fr, Proof, ProveError};
 use g16_bellperson::scalar::to_fr;
-use g16_bellperson::DecodedParams;
+use g16_bellperson::{write_params, write_vk, BellpersonError, DecodedParams};
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::{parameter_cache_params_path, parameter_cache_verifying_key_path};
@@ -104,6 +106,31 @@ impl PoRepCircuit {
     /// choice of [`DecodedParams::check`].
     pub fn read_params(&self, dir: &Path) -> Result<DecodedParams, FilecoinError> {
         Ok(DecodedParams::read(&dir.join(self.params_file_name()?), &self.compiled)?)
+    }
+
+    /// Writes `key`, made for this circuit (`g16::prover::setup`), into `dir` as the parameter
+    /// and verifying-key files filecoin-proofs reads for this proof, each written beside its
+    /// name and then renamed, so a file under its name is whole. Parameters from a setup of
+    /// one's own are for test sectors and devnets: a production network's proofs verify only
+    /// under the parameters of its ceremony.
+    pub fn write_params(&self, key: &CheckedKey, dir: &Path) -> Result<PathBuf, FilecoinError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| FilecoinError::Write { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let write = |name: String, bytes: &dyn Fn(&mut BufWriter<File>) -> Result<(), BellpersonError>| {
+            let (partial, path) = (dir.join(format!("{name}.partial")), dir.join(name));
+            let mut out = BufWriter::new(File::create(&partial).map_err(io(&partial))?);
+            bytes(&mut out)?;
+            let file = out.into_inner().map_err(|e| io(&partial)(e.into_error()))?;
+            file.sync_all().map_err(io(&partial))?;
+            std::fs::rename(&partial, &path).map_err(io(&path))?;
+            Ok::<_, FilecoinError>(path)
+        };
+        let params = write(self.params_file_name()?, &|w| write_params(key, &self.compiled, w))?;
+        write(self.vk_file_name()?, &|w| write_vk(key.proving_key(), w))?;
+        Ok(params)
     }
 
     /// The host-side R1CS check of a partition's witness: the first constraint that fails.

@@ -73,6 +73,8 @@ pub enum FilecoinError {
     ProofLength { got: usize, expected: usize, partitions: usize },
     #[error("cannot read {path}: {source}")]
     Io { path: std::path::PathBuf, source: std::io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: std::path::PathBuf, source: std::io::Error },
     /// A compiled circuit cached on disk that cannot be written (or is not one).
     #[error("the cached circuit: {0}")]
     CircuitCache(g16::compiled::CompileError),

@@ -1,4 +1,5 @@
-//! `g16 filecoin c2`: Filecoin's PoRep C2 on g16. C1's output in (lotus's JSON, or
+//! `g16 filecoin c2`: Filecoin's PoRep C2 on g16 (and `setup`: a proof's parameter files made by
+//! g16's setup, for test sectors; `plan`: a partition's circuit and device memory). C1's output in (lotus's JSON, or
 //! filecoin-proofs' JSON or bincode with `--proof`), the sector's parameter file from
 //! filecoin-proofs' parameter directory, each partition's witness made on the host while the
 //! devices prove the ones before it, and the C2 output out: the partitions' proofs in
@@ -25,6 +26,25 @@ pub enum FilecoinCommand {
     C2(C2Args),
     /// One partition of a registered proof: its circuit recorded from the blank circuit (no
     /// sector needed), its counts, and the device memory its proofs need.
+    /// A partition's parameter and verifying-key files, made by g16's setup of the circuit
+    /// recorded from the blank circuit, into filecoin-proofs' parameter directory under its
+    /// names: for test sector sizes and devnets (a network's proofs verify only under its
+    /// ceremony's parameters).
+    Setup {
+        /// The registered proof (e.g. StackedDrg2KiBV1_1).
+        #[arg(long)]
+        proof: String,
+        /// The parameter directory (filecoin-proofs' FIL_PROOFS_PARAMETER_CACHE).
+        #[arg(long)]
+        params: PathBuf,
+        /// Derive the toxic waste from this seed instead of the OS's randomness: the same files
+        /// anywhere, and anyone who knows the seed can forge proofs for them (tests only).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Where the setup's scalar multiplications run.
+        #[arg(long, default_value = "auto", value_parser = parse_backend)]
+        backend: BackendKind,
+    },
     Plan {
         /// The registered proof (e.g. StackedDrg32GiBV1_1).
         #[arg(long)]
@@ -79,6 +99,7 @@ pub struct C2Args {
 pub fn run(settings: &Settings, command: FilecoinCommand) -> Result<(), CliError> {
     match command {
         FilecoinCommand::C2(args) => c2(settings, args),
+        FilecoinCommand::Setup { proof, params, seed, backend } => setup(settings, &proof, &params, seed, backend),
         FilecoinCommand::Plan { proof, backend, memory_gib, save } => plan(settings, &proof, backend, memory_gib, save),
     }
 }
@@ -202,6 +223,33 @@ fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
         }
         append_line(path, &fields.to_string())?;
     }
+    Ok(())
+}
+
+fn setup(
+    settings: &Settings,
+    proof: &str,
+    dir: &Path,
+    seed: Option<u64>,
+    backend: BackendKind,
+) -> Result<(), CliError> {
+    let proof: SealProof = proof.parse()?;
+    // A directory that cannot be written fails before minutes of setup.
+    std::fs::create_dir_all(dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
+    let waste = crate::cli::setup::toxic_waste(seed);
+    let started = Instant::now();
+    let circuit = compiled_circuit(settings, proof)?;
+    let device = g16::backends::open(backend, settings)?;
+    let key =
+        g16::prover::setup::generate_compiled(circuit.compiled(), &mut waste.rng(), &device, &Timeline::disabled())
+            .map_err(g16::key_store::KeyStoreError::from)?;
+    let params = circuit.write_params(&key, dir)?;
+    println!(
+        "{proof}: parameters made on {} in {:.1} s; written to {} (and its .vk)",
+        device.info().device,
+        started.elapsed().as_secs_f64(),
+        params.display()
+    );
     Ok(())
 }
 

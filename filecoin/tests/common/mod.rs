@@ -10,7 +10,7 @@
 #![allow(dead_code)] // reason: each test binary uses part of it
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
@@ -21,7 +21,6 @@ use filecoin_proofs::{
 use g16::backend::CpuBackend;
 use g16::prover::setup;
 use g16::Timeline;
-use g16_bellperson::{write_params, write_vk, BellpersonError};
 use g16_filecoin::{C1Output, PoRepCircuit, SealProof};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -161,16 +160,7 @@ pub fn params_file() -> PathBuf {
             let mut rng = ChaCha20Rng::seed_from_u64(PARAMS_SEED);
             let key = setup::generate_compiled(compiled, &mut rng, &CpuBackend::new(), &Timeline::disabled())
                 .expect("g16's setup of the PoRep circuit");
-            // Written beside their final names, then renamed: a file that is there is whole.
-            let write = |name: &str, bytes: &dyn Fn(&mut BufWriter<File>) -> Result<(), BellpersonError>| {
-                let partial = dir.join(format!("{name}.partial"));
-                let mut out = BufWriter::new(File::create(&partial).unwrap());
-                bytes(&mut out).unwrap();
-                out.into_inner().unwrap().sync_all().unwrap();
-                std::fs::rename(&partial, dir.join(name)).unwrap();
-            };
-            write(&params, &|w| write_params(&key, compiled, w));
-            write(&vk, &|w| write_vk(key.proving_key(), w));
+            circuit().write_params(&key, &dir).expect("the parameter files written");
             eprintln!("parameters made in {:.0} s", started.elapsed().as_secs_f64());
         }
         path
