@@ -423,9 +423,9 @@ fn a_closed_stdout_ends_a_command_quietly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `g16 filecoin c2` refuses bad input plainly, before any proof (and `plan` records a partition's
-/// circuit and plans it; `setup` refuses what it cannot do before any work): a cut C1 file, one that names
-/// no proof (and none given), an unknown proof, malformed ids, and a parameter directory
+/// `g16 filecoin c2` refuses bad input plainly, before any proof (and `plan` records a
+/// partition's circuit and plans it; `setup` refuses what it cannot do before any work): a cut
+/// C1 file, one that names no proof (and none given), an unknown proof, malformed ids, and a parameter directory
 /// without the sector's file (named). (The 2 KiB C1 output is a real one, sealed by
 /// filecoin-proofs from seed 1; the proofs themselves are tested in filecoin/tests/c2.rs.)
 #[cfg(feature = "filecoin")]
@@ -476,4 +476,11 @@ fn filecoin_c2_refuses_bad_input_plainly() {
     let under_file = file.join("params");
     let refused = setup("StackedDrg2KiBV1_1", under_file.to_str().unwrap());
     assert!(refused.contains("cannot create") && refused.contains("a-file"), "{refused}");
+    // A file already under the proof's name (a network's own, perhaps) is never replaced.
+    let circuit = g16_filecoin::PoRepCircuit::compile("StackedDrg2KiBV1_1".parse().unwrap()).unwrap();
+    let vk = std::path::Path::new(params).join(circuit.vk_file_name().unwrap());
+    std::fs::write(&vk, b"theirs").unwrap();
+    let kept = setup("StackedDrg2KiBV1_1", params);
+    assert!(kept.contains("already there") && kept.contains(".vk"), "{kept}");
+    assert_eq!(std::fs::read(&vk).unwrap(), b"theirs");
 }

@@ -207,17 +207,16 @@ pub fn write_params(key: &CheckedKey, circuit: &CompiledCircuit, w: &mut impl Wr
 pub fn write_vk(pk: &ProvingKey, w: &mut impl Write) -> Result<(), BellpersonError> {
     let vk = &pk.vk;
     let mut head = Vec::new();
-    let g1 = [vk.alpha_g1, pk.beta_g1];
-    let g2 = [vk.beta_g2, vk.gamma_g2];
-    for p in g1 {
-        p.serialize_uncompressed(&mut head).map_err(written)?;
+    let into_memory = "a point serializes into memory";
+    for p in [vk.alpha_g1, pk.beta_g1] {
+        p.serialize_uncompressed(&mut head).expect(into_memory);
     }
-    for p in g2 {
-        p.serialize_uncompressed(&mut head).map_err(written)?;
+    for p in [vk.beta_g2, vk.gamma_g2] {
+        p.serialize_uncompressed(&mut head).expect(into_memory);
     }
-    pk.delta_g1.serialize_uncompressed(&mut head).map_err(written)?;
-    vk.delta_g2.serialize_uncompressed(&mut head).map_err(written)?;
-    w.write_all(&head).map_err(written_io)?;
+    pk.delta_g1.serialize_uncompressed(&mut head).expect(into_memory);
+    vk.delta_g2.serialize_uncompressed(&mut head).expect(into_memory);
+    w.write_all(&head).map_err(BellpersonError::Write)?;
     write_vector(w, "ic", &vk.gamma_abc_g1, None)
 }
 
@@ -240,7 +239,7 @@ fn write_vector<P: AffineRepr + CanonicalSerialize>(
     }
     let len = present.map_or(points.len(), count);
     let len = u32::try_from(len).map_err(|_| BellpersonError::NotThisCircuit(format!("{what}: {len} points")))?;
-    w.write_all(&len.to_be_bytes()).map_err(written_io)?;
+    w.write_all(&len.to_be_bytes()).map_err(BellpersonError::Write)?;
     let size = P::zero().uncompressed_size();
     for (b, batch) in points.chunks(WRITE_BATCH).enumerate() {
         let first = b * WRITE_BATCH;
@@ -251,28 +250,17 @@ fn write_vector<P: AffineRepr + CanonicalSerialize>(
                 let mut bytes = Vec::with_capacity(chunk.len() * size);
                 for (i, p) in chunk.iter().enumerate() {
                     if here(first + c * 4096 + i) {
-                        p.serialize_uncompressed(&mut bytes).expect("into memory");
+                        p.serialize_uncompressed(&mut bytes).expect("a point serializes into memory");
                     }
                 }
                 bytes
             })
             .collect();
         for piece in pieces {
-            w.write_all(&piece).map_err(written_io)?;
+            w.write_all(&piece).map_err(BellpersonError::Write)?;
         }
     }
     Ok(())
-}
-
-fn written(e: ark_serialize::SerializationError) -> BellpersonError {
-    match e {
-        ark_serialize::SerializationError::IoError(e) => written_io(e),
-        e => BellpersonError::NotThisCircuit(format!("a point does not serialize: {e}")),
-    }
-}
-
-fn written_io(source: std::io::Error) -> BellpersonError {
-    BellpersonError::Write(source)
 }
 
 /// Reads a bellperson `.vk` file (the verifying key part of a `.params` file, alone) and checks

@@ -121,12 +121,17 @@ impl PoRepCircuit {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let write = |name: String, bytes: &dyn Fn(&mut BufWriter<File>) -> Result<(), BellpersonError>| {
             let (partial, path) = (dir.join(format!("{name}.partial")), dir.join(name));
-            let mut out = BufWriter::new(File::create(&partial).map_err(io(&partial))?);
-            bytes(&mut out)?;
-            let file = out.into_inner().map_err(|e| io(&partial)(e.into_error()))?;
-            file.sync_all().map_err(io(&partial))?;
-            std::fs::rename(&partial, &path).map_err(io(&path))?;
-            Ok::<_, FilecoinError>(path)
+            let written = (|| {
+                let mut out = BufWriter::new(File::create(&partial).map_err(io(&partial))?);
+                bytes(&mut out)?;
+                let file = out.into_inner().map_err(|e| io(&partial)(e.into_error()))?;
+                file.sync_all().map_err(io(&partial))?;
+                std::fs::rename(&partial, &path).map_err(io(&path))
+            })();
+            if written.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            written.map(|()| path)
         };
         let params = write(self.params_file_name()?, &|w| write_params(key, &self.compiled, w))?;
         write(self.vk_file_name()?, &|w| write_vk(key.proving_key(), w))?;

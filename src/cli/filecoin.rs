@@ -1,6 +1,6 @@
-//! `g16 filecoin c2`: Filecoin's PoRep C2 on g16 (and `setup`: a proof's parameter files made by
-//! g16's setup, for test sectors; `plan`: a partition's circuit and device memory). C1's output in (lotus's JSON, or
-//! filecoin-proofs' JSON or bincode with `--proof`), the sector's parameter file from
+//! `g16 filecoin c2`: Filecoin's PoRep C2 on g16 (and `setup`: a proof's parameter files made
+//! by g16's setup, for test sectors; `plan`: a partition's circuit and device memory). C1's
+//! output in (lotus's JSON, or filecoin-proofs' JSON or bincode with `--proof`), the sector's parameter file from
 //! filecoin-proofs' parameter directory, each partition's witness made on the host while the
 //! devices prove the ones before it, and the C2 output out: the partitions' proofs in
 //! bellperson's bytes, as `seal_commit_phase2` returns them. Every proof is verified before it
@@ -24,12 +24,10 @@ use crate::cli::{io_err, parse_backend, CliError};
 pub enum FilecoinCommand {
     /// Prove a sector's C1 output (PoRep C2) and write the proof filecoin-proofs verifies.
     C2(C2Args),
-    /// One partition of a registered proof: its circuit recorded from the blank circuit (no
-    /// sector needed), its counts, and the device memory its proofs need.
     /// A partition's parameter and verifying-key files, made by g16's setup of the circuit
     /// recorded from the blank circuit, into filecoin-proofs' parameter directory under its
     /// names: for test sector sizes and devnets (a network's proofs verify only under its
-    /// ceremony's parameters).
+    /// ceremony's parameters). Files already there are never replaced.
     Setup {
         /// The registered proof (e.g. StackedDrg2KiBV1_1).
         #[arg(long)]
@@ -45,6 +43,8 @@ pub enum FilecoinCommand {
         #[arg(long, default_value = "auto", value_parser = parse_backend)]
         backend: BackendKind,
     },
+    /// One partition of a registered proof: its circuit recorded from the blank circuit (no
+    /// sector needed), its counts, and the device memory its proofs need.
     Plan {
         /// The registered proof (e.g. StackedDrg32GiBV1_1).
         #[arg(long)]
@@ -239,6 +239,16 @@ fn setup(
     let waste = crate::cli::setup::toxic_waste(seed);
     let started = Instant::now();
     let circuit = compiled_circuit(settings, proof)?;
+    // A parameter directory may hold a network's ceremony files under these very names.
+    for name in [circuit.params_file_name()?, circuit.vk_file_name()?] {
+        let path = dir.join(name);
+        if path.exists() {
+            return Err(CliError::Usage(format!(
+                "{} is already there: g16 filecoin setup never replaces a parameter file (remove it first)",
+                path.display()
+            )));
+        }
+    }
     let device = g16::backends::open(backend, settings)?;
     let key =
         g16::prover::setup::generate_compiled(circuit.compiled(), &mut waste.rng(), &device, &Timeline::disabled())
