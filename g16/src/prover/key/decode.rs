@@ -169,7 +169,7 @@ impl PointStream {
 /// bytes beside the decoded points for the moment, a few gigabytes at most. Longer files
 /// stream, one copy of the key on the host. A 730 MB key, digest known, is read and digested
 /// 99-133 ms after a process starts and decoded by 224-254 ms on a 16-core H100 host
-/// (benches/results/h100-keys-again-113359b.txt); on the 2-core machine it takes about 0.8 s.
+/// (benches/results/h100-keys-again-113359b.txt).
 pub const WHOLE_FILE_UP_TO: u64 = 2 << 30;
 
 /// Threads that read a file's pieces at their offsets: one copies out of the page cache at
