@@ -129,6 +129,36 @@ struct Fp {
   }
   DEVICE bool operator!=(const Fp& o) const { return !(*this == o); }
 
+  // An element from global memory in 16-byte pieces through the read-only data path, and one
+  // stored in 16-byte pieces. As a struct of 4-byte limbs, a plain copy compiles to N 4-byte
+  // accesses: each warp-wide access to one limb asks for 32 sectors (docs/perf/cuda.md, "What
+  // is left"). Both need `p` 16-byte aligned, which every element of a device buffer is (Fr is
+  // 32 bytes, Fq 48). Only for memory no thread writes during the kernel (`ldg`).
+  DEVICE static Fp ldg(const Fp* p) {
+#ifdef G16_HOST_EMULATION
+    return *p;
+#else
+    static_assert(N % 4 == 0, "whole 16-byte pieces");
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    Fp r;
+#pragma unroll
+    for (int i = 0; i < N / 4; i++) {
+      const uint4 v = __ldg(q + i);
+      r.l[4 * i] = v.x; r.l[4 * i + 1] = v.y; r.l[4 * i + 2] = v.z; r.l[4 * i + 3] = v.w;
+    }
+    return r;
+#endif
+  }
+  DEVICE void stg(Fp* p) const {
+#ifdef G16_HOST_EMULATION
+    *p = *this;
+#else
+    uint4* q = reinterpret_cast<uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < N / 4; i++) q[i] = make_uint4(l[4 * i], l[4 * i + 1], l[4 * i + 2], l[4 * i + 3]);
+#endif
+  }
+
   // r = t − p if t ≥ p, else t (t < 2p).
   DEVICE static Fp reduce_once(const u32 t[N]) {
     u32 s[N];

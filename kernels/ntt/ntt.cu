@@ -14,8 +14,9 @@
 // but the small table's.
 //
 // A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements, 32 KB of
-// shared memory), loaded and stored a row at a time so that the columns' elements, adjacent in
-// memory, are read and written together. Between load and store the k stages run in rounds of
+// shared memory, see Tile), loaded and stored a row at a time so that the columns' elements,
+// adjacent in memory, are read and written together; every element, twiddle and root crosses
+// global memory in 16-byte pieces (Fr::ldg, Fr::stg). Between load and store the k stages run in rounds of
 // up to 2 stages (radix 4): each thread takes the 4 elements a round combines into registers,
 // runs the round's stages there, and puts them back: one shared-memory round trip and one
 // barrier a round instead of a stage.
@@ -37,16 +38,14 @@
 // thread a block.
 
 #define NTT_SPLIT 12
-// Elements of one block, and the shared array: one pad element a row when a row holds several
-// columns (rows are then read along a column too, at a stride the pad moves off one bank).
+// Elements of one block (the tile's size).
 #define NTT_BLOCK_ELEMS 1024
-#define NTT_SHARED_ELEMS 1280
 // roots[j] = ω_(2^NTT_ROOTS_LOG)^j for j < 2^(NTT_ROOTS_LOG − 1): a pass has at most 10 stages.
 #define NTT_ROOTS_LOG 10
 
 // hi[i >> 12]·lo[i & 4095]: a power from two small tables.
 DEVICE Fr split_power(const Fr* hi, const Fr* lo, u32 i) {
-  return hi[i >> NTT_SPLIT] * lo[i & ((1u << NTT_SPLIT) - 1)];
+  return Fr::ldg(hi + (i >> NTT_SPLIT)) * Fr::ldg(lo + (i & ((1u << NTT_SPLIT) - 1)));
 }
 
 // The low `bits` bits of x, reversed (bits = 0 gives 0).
@@ -61,21 +60,53 @@ DEVICE u32 bit_reverse(u32 x, u32 bits) { return bits == 0 ? 0 : __brev(x) >> (3
 //   which stay in cache, for one more product a twiddle.
 DEVICE Fr inter_pass_twiddle(const Fr* __restrict__ tw, const Fr* __restrict__ tw_lo, u32 e, u32 half) {
   if (tw_lo != nullptr) return split_power(tw, tw_lo, e);
-  return e < half ? tw[e] : tw[e - half].neg();
+  return e < half ? Fr::ldg(tw + e) : Fr::ldg(tw + (e - half)).neg();
 }
 
 // tw[e] = hi[e >> 12]·lo[e & 4095] for e < count: the twiddle table of one domain.
 extern "C" __global__ void ntt_twiddles(Fr* tw, const Fr* hi, const Fr* lo, u32 count) {
   for (u32 e = blockIdx.x * blockDim.x + threadIdx.x; e < count; e += gridDim.x * blockDim.x)
-    tw[e] = split_power(hi, lo, e);
+    split_power(hi, lo, e).stg(tw + e);
 }
 
-// One round: stages q0 … q0+r−1 (R = 2^r) of the block's 2^k-point DITs, on the shared array
-// (row p, column m at p·stride + m). A subgroup is the R elements whose rows differ only in
+// A block's elements in shared memory: row p (of 2^k), column m (of 2^log_cols) at slot
+// (p' << log_cols) + m, p' = p ^ ((p >> 2) & swizzle), each element as two 16-byte halves in
+// two arrays. Shared memory serves a 16-byte access of a warp in four phases of 8 threads, and
+// a phase is free of bank conflicts when its 8 slots differ mod 8. One array of 32-byte
+// elements would give 8 consecutive slots only 4 bank groups (2-way conflicts on every
+// access); in halves, slots mod 8 are 8 groups. The 8 threads of a phase take 8 consecutive
+// elements row by row (loads, stores) or one column of each of 8 / cols consecutive
+// subgroups (rounds). With 4 columns, the rows 4 apart that a pass's first round pairs land 4
+// slots apart, never 8, once bit 0 of p takes bit 2's parity (swizzle 1); with 2 columns, bits
+// 0–1 take bits 2–3 (swizzle 3). With 8 or more columns a phase is one row. The swizzle only
+// permutes rows within aligned groups of 4, so the tile stays 2^(k + log_cols) slots.
+struct Tile {
+  uint4 (*half)[NTT_BLOCK_ELEMS];
+  u32 log_cols, swizzle;
+  DEVICE u32 slot(u32 p, u32 m) const { return ((p ^ ((p >> 2) & swizzle)) << log_cols) + m; }
+  DEVICE Fr get(u32 p, u32 m) const {
+    const u32 s = slot(p, m);
+    const uint4 a = half[0][s], b = half[1][s];
+    Fr r;
+    r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
+    r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
+    return r;
+  }
+  DEVICE void put(u32 p, u32 m, const Fr& v) const {
+    const u32 s = slot(p, m);
+    uint4 a, b;
+    a.x = v.l[0]; a.y = v.l[1]; a.z = v.l[2]; a.w = v.l[3];
+    b.x = v.l[4]; b.y = v.l[5]; b.z = v.l[6]; b.w = v.l[7];
+    half[0][s] = a;
+    half[1][s] = b;
+  }
+};
+
+// One round: stages q0 … q0+r−1 (R = 2^r) of the block's 2^k-point DITs, on the tile. A subgroup is the R elements whose rows differ only in
 // bits [q0, q0+r) of one column; stage q = q0 + j pairs local elements i and i + 2^j with
 // the twiddle ω_(2^(q+1))^(p mod 2^q), where p mod 2^q = low + (i mod 2^j)·2^q0.
 template <int R>
-DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 log_cols, u32 stride) {
+DEVICE void ntt_round(const Tile& sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 log_cols) {
   static_assert(R == 2 || R == 4, "rounds of one or two stages");
   constexpr int r = R == 2 ? 1 : 2;
   const u32 subgroups = (1u << (k + log_cols)) / R;
@@ -85,13 +116,13 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
     const u32 base = ((rest >> q0) << (q0 + r)) | low;
     Fr x[R];
 #pragma unroll
-    for (int i = 0; i < R; i++) x[i] = sh[(base + ((u32)i << q0)) * stride + m];
+    for (int i = 0; i < R; i++) x[i] = sh.get(base + ((u32)i << q0), m);
 #pragma unroll
     for (int j = 0; j < r; j++) {
       const u32 q = q0 + j;
 #pragma unroll
       for (int a = 0; a < (1 << j); a++) {
-        const Fr w = roots[(low + ((u32)a << q0)) << (NTT_ROOTS_LOG - 1 - q)];
+        const Fr w = Fr::ldg(roots + ((low + ((u32)a << q0)) << (NTT_ROOTS_LOG - 1 - q)));
 #pragma unroll
         for (int b = 0; b < R; b += 2 << j) {
           const Fr u = x[b + a];
@@ -103,7 +134,7 @@ DEVICE void ntt_round(Fr* sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 l
       }
     }
 #pragma unroll
-    for (int i = 0; i < R; i++) sh[(base + ((u32)i << q0)) * stride + m] = x[i];
+    for (int i = 0; i < R; i++) sh.put(base + ((u32)i << q0), m, x[i]);
   }
 }
 
@@ -121,9 +152,9 @@ extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3
     ntt_radix4_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,
                     const Fr* __restrict__ tw_lo, const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode,
                     const Fr* load_hi, const Fr* load_lo, u32 store_mode, const Fr* store_hi, const Fr* store_lo) {
-  __shared__ Fr sh[NTT_SHARED_ELEMS];
-  const u32 cols = 1u << log_cols, elems = cols << k, rows_mask = (1u << k) - 1, cols_mask = cols - 1;
-  const u32 stride = cols + (cols > 1 ? 1 : 0);
+  __shared__ uint4 tile[2][NTT_BLOCK_ELEMS];
+  const Tile sh{tile, log_cols, log_cols == 2 ? 1u : log_cols == 1 ? 3u : 0u};
+  const u32 cols = 1u << log_cols, elems = cols << k, cols_mask = cols - 1;
   const u32 half = 1u << (log_n - 1);
   // This block's columns: first pass, c0 + m of the 2^k × 2^(L−k) input matrix; later passes,
   // lo0 + m in group hi.
@@ -131,45 +162,41 @@ extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3
   const u32 hi = blockIdx.x / col_blocks, lo0 = (blockIdx.x % col_blocks) << log_cols;
   const u32 c0 = blockIdx.x << log_cols;
 
+  // Row by row, columns fastest: a row's columns are adjacent in memory (in the first pass,
+  // tile row p is input row bitrev(p), so that consecutive threads fill consecutive tile rows).
   for (u32 e = threadIdx.x; e < elems; e += blockDim.x) {
     const u32 row = e >> log_cols, m = e & cols_mask;
     if (s0 == 0) {
-      const u32 src = (row << (log_n - k)) + c0 + m;
-      Fr v = in[src];
+      const u32 src = (bit_reverse(row, k) << (log_n - k)) + c0 + m;
+      Fr v = Fr::ldg(in + src);
       if (load_mode == 1) v = v * split_power(load_hi, load_lo, src);
-      sh[bit_reverse(row, k) * stride + m] = v;
+      sh.put(row, m, v);
     } else {
       const u32 idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
       const u32 exponent = ((lo0 + m) * bit_reverse(row, k)) << (log_n - s0 - k);
-      sh[row * stride + m] = in[idx] * inter_pass_twiddle(tw, tw_lo, exponent, half);
+      sh.put(row, m, Fr::ldg(in + idx) * inter_pass_twiddle(tw, tw_lo, exponent, half));
     }
   }
   __syncthreads();
 
   for (u32 q0 = 0; q0 < k;) {
     const u32 r = min((u32)NTT_LOG_RADIX, k - q0);
-    if (r == 2) ntt_round<4>(sh, roots, k, q0, log_cols, stride);
-    if (r == 1) ntt_round<2>(sh, roots, k, q0, log_cols, stride);
+    if (r == 2) ntt_round<4>(sh, roots, k, q0, log_cols);
+    if (r == 1) ntt_round<2>(sh, roots, k, q0, log_cols);
     q0 += r;
     __syncthreads();
   }
 
-  const Fr scale = store_mode == 1 ? store_hi[0] : Fr::one();
+  const Fr scale = store_mode == 1 ? Fr::ldg(store_hi) : Fr::one();
+  // Row by row, columns fastest, as loaded. In the first pass each column is a group whose 2^k
+  // outputs are contiguous: a warp writes 32 / cols rows of each of its columns' groups, runs
+  // of 32 / cols adjacent elements.
   for (u32 e = threadIdx.x; e < elems; e += blockDim.x) {
-    u32 row, m, idx;
-    if (s0 == 0) {
-      // Row fastest: each group's 2^k outputs are contiguous.
-      row = e & rows_mask;
-      m = e >> k;
-      idx = (bit_reverse(c0 + m, log_n - k) << k) + row;
-    } else {
-      row = e >> log_cols;
-      m = e & cols_mask;
-      idx = (hi << (s0 + k)) + (row << s0) + lo0 + m;
-    }
-    Fr v = sh[row * stride + m];
+    const u32 row = e >> log_cols, m = e & cols_mask;
+    const u32 idx = s0 == 0 ? (bit_reverse(c0 + m, log_n - k) << k) + row : (hi << (s0 + k)) + (row << s0) + lo0 + m;
+    Fr v = sh.get(row, m);
     if (store_mode == 1) v = v * scale;
     else if (store_mode == 2) v = v * split_power(store_hi, store_lo, idx);
-    out[idx] = v;
+    v.stg(out + idx);
   }
 }
