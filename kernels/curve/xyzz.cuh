@@ -15,6 +15,8 @@ struct Affine {
   F x, y;
   DEVICE bool is_identity() const { return x.is_zero() && y.is_zero(); }
   DEVICE Affine neg() const { Affine r; r.x = x; r.y = y.neg(); return r; }
+  // A point of a read-only device array in 16-byte pieces (see Fp::ldg).
+  DEVICE static Affine ldg(const Affine* p) { Affine r; r.x = F::ldg(&p->x); r.y = F::ldg(&p->y); return r; }
 };
 
 template <class F>

@@ -21,6 +21,7 @@ struct Fq2 {
   DEVICE Fq2 operator-(const Fq2& b) const { Fq2 r; r.c0 = c0 - b.c0; r.c1 = c1 - b.c1; return r; }
   DEVICE Fq2 neg() const { Fq2 r; r.c0 = c0.neg(); r.c1 = c1.neg(); return r; }
   DEVICE Fq2 dbl() const { return *this + *this; }
+  DEVICE static Fq2 ldg(const Fq2* p) { Fq2 r; r.c0 = Fq::ldg(&p->c0); r.c1 = Fq::ldg(&p->c1); return r; }
   DEVICE Fq2 operator*(const Fq2& b) const;
   DEVICE Fq2 sqr() const;
   // (a0 + a1·u)⁻¹ = (a0 − a1·u) / (a0² + a1²); 0 for 0.

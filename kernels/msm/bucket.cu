@@ -101,7 +101,7 @@ DEVICE void accumulate(const Affine<F>* __restrict__ bases, const u32* __restric
     u32 e = sorted[start];
     for (u32 j = 1; j <= count; j++) {
       const u32 next = j < count ? sorted[start + j] : 0;
-      Affine<F> p = bases[e & 0x7fffffffu];
+      Affine<F> p = Affine<F>::ldg(bases + (e & 0x7fffffffu));
       if (e >> 31) p = p.neg();
       acc.add_affine_hot(p);
       e = next;
@@ -152,7 +152,7 @@ DEVICE void big_pieces(const Affine<F>* __restrict__ bases, const u32* __restric
     Xyzz<F> acc = Xyzz<F>::identity();
     for (u32 j = threadIdx.x; j < len; j += T) {
       const u32 e = sorted[start + j];
-      Affine<F> p = bases[e & 0x7fffffffu];
+      Affine<F> p = Affine<F>::ldg(bases + (e & 0x7fffffffu));
       if (e >> 31) p = p.neg();
       acc.add_affine(p);
     }
@@ -238,7 +238,7 @@ DEVICE void ones_sum(const Affine<F>* __restrict__ bases, const u32* ones, const
   __shared__ Xyzz<F> sh[T];
   const u32 m = *ones_count;
   Xyzz<F> acc = Xyzz<F>::identity();
-  for (u32 j = blockIdx.x * T + threadIdx.x; j < m; j += gridDim.x * T) acc.add_affine(bases[ones[j]]);
+  for (u32 j = blockIdx.x * T + threadIdx.x; j < m; j += gridDim.x * T) acc.add_affine(Affine<F>::ldg(bases + ones[j]));
   sh[threadIdx.x] = acc;
   __syncthreads();
   for (int s = T / 2; s > 0; s >>= 1) {
