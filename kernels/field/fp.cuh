@@ -210,6 +210,24 @@ struct Fp {
     }
   }
 
+  // E += m·p over p's even limbs (`mad_pairs(e, pm, 0, m, false)`), the row that clears E's low
+  // limb (m = E₀·(−p⁻¹)). Where p₀ = 1 (Fr), m = −E₀, so m·p₀ + E₀ is 0 with a carry exactly
+  // when E₀ ≠ 0, and m·p₀'s high half is 0: the chain's first two links are two additions, not
+  // two products.
+  DEVICE static void clear_low_limb(u32 e[N + 1], const u32 pm[N], u32 m) {
+    if (P::mod(0) != 1) {
+      mad_pairs(e, pm, 0, m, false);
+      return;
+    }
+    e[0] = ptx::add_cc(e[0], 0xffffffffu);
+    e[1] = ptx::addc_cc(e[1], 0);
+#pragma unroll
+    for (int k = 1; k < N / 2; k++) {
+      e[2 * k] = ptx::madc_lo_cc(pm[2 * k], m, e[2 * k]);
+      e[2 * k + 1] = ptx::madc_hi_cc(pm[2 * k], m, e[2 * k + 1]);
+    }
+  }
+
   // t >>= 32 on the running value t = z + E + O·2^32 once a row has cleared its low limb e_0:
   // O becomes the new E; E_1 becomes z, and E_2..E_N the new O.
   DEVICE static void shift_limb(u32 e[N + 1], u32 o[N], u32& z) {
@@ -259,7 +277,7 @@ struct Fp {
       mad_pairs(e, l, 0, bi, false);
       e[N] = ptx::addc(e[N], 0);
       const u32 m = e[0] * P::INV;
-      mad_pairs(e, pm, 0, m, false);
+      clear_low_limb(e, pm, m);
       e[N] = ptx::addc(e[N], 0);
       mad_pairs(o, pm, 1, m, false);
       shift_limb(e, o, z);  // e_0 is now 0
@@ -290,7 +308,7 @@ struct Fp {
       e[0] = ptx::add_cc(e[0], z);
       const u32 m = e[0] * P::INV;
       mad_pairs(o, pm, 1, m, true);
-      mad_pairs(e, pm, 0, m, false);
+      clear_low_limb(e, pm, m);
       e[N] = ptx::addc(e[N], 0);
       shift_limb(e, o, z);
     }
