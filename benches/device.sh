@@ -79,7 +79,8 @@
 #                 its scalars already on the device (msm-g1); the Fr NTT of data already on the
 #                 device from 2^NTT_FROM to 2^NTT_TO (default 20..24; sppark NN and NR, g16's
 #                 device time; again with split twiddle tables into
-#                 anchors-ntt-split-twiddles.jsonl). Every other line goes to anchors.jsonl in
+#                 anchors-ntt-split-twiddles.jsonl, and in blocks of 512 elements into
+#                 anchors-ntt-512.jsonl). Every other line goes to anchors.jsonl in
 #                 the bench schema
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
@@ -636,6 +637,10 @@ anchors() {
   echo "== [$SECONDS] g16 NTT 2^$from..2^$to, split twiddle tables"
   G16_CUDA_NTT_TWIDDLES=split timeout 200 "$D/g16" bench --backends cuda --ops ntt --sizes "$from..$to" --runs 15 \
     --warmup 2 --json "$OUT/anchors-ntt-split-twiddles.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
+  # And in blocks of 512 elements (CudaOptions::ntt_block), into a file of its own likewise.
+  echo "== [$SECONDS] g16 NTT 2^$from..2^$to, blocks of 512"
+  G16_CUDA_NTT_BLOCK=512 timeout 200 "$D/g16" bench --backends cuda --ops ntt --sizes "$from..$to" --runs 15 \
+    --warmup 2 --json "$OUT/anchors-ntt-512.jsonl" 2>&1 | grep -v "^\s*$" | tail -n +2
   python3 "$ROOT/benches/anchors/sppark/to_bench.py" "$OUT/sppark-msm.jsonl" "$OUT/sppark-ntt.jsonl" \
     --driver "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" >>"$json"
   python3 "$ROOT/benches/anchors/sppark/to_bench.py" --table "$json"

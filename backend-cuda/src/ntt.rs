@@ -23,7 +23,7 @@ use crate::buffers::FrBuffer;
 use crate::compile::{Arg, Kernel, Kernels};
 use crate::device::{lock, CudaDevice};
 use crate::error::CudaError;
-use crate::options::NttTwiddles;
+use crate::options::{NttBlock, NttTwiddles};
 use crate::timing::Timing;
 
 /// Fr's two-adicity bounds the NTT length; 32-bit indices bound it too.
@@ -32,22 +32,29 @@ pub(crate) const MAX_NTT_LOG2: u32 = if Fr::TWO_ADICITY < 31 { Fr::TWO_ADICITY }
 /// Split tables: `power(i) = hi[i >> 12]·lo[i & 4095]` (`NTT_SPLIT` in ntt.cu).
 const SPLIT: u32 = 12;
 
-/// Elements per block (`NTT_BLOCK_ELEMS` in ntt.cu).
-const BLOCK_ELEMS: u32 = 1024;
+/// Elements a block of each pass kernel (`NTT_BLOCK_ELEMS`, `NTT_SMALL_BLOCK_ELEMS` in ntt.cu).
+pub(crate) const BLOCK_ELEMS: u32 = 1024;
+pub(crate) const SMALL_BLOCK_ELEMS: u32 = 512;
 
-/// Stages a round runs in registers (`NTT_LOG_RADIX` in ntt.cu): a block has
-/// BLOCK_ELEMS >> LOG_RADIX threads.
+/// Stages a round runs in registers (`NTT_LOG_RADIX` in ntt.cu): a block of E elements has
+/// E >> LOG_RADIX threads.
 const LOG_RADIX: u32 = 2;
 
 /// The butterflies' roots: ω_(2^ROOTS_LOG)^j for j < 2^(ROOTS_LOG − 1) (`NTT_ROOTS_LOG`); a
 /// pass has at most ROOTS_LOG stages.
 const ROOTS_LOG: u32 = 10;
 
-/// Stages per pass when an NTT takes several passes (a block then holds ≥ 4 columns).
+/// Stages per pass when an NTT takes several passes (a block then holds ≥ 4 columns of 1024
+/// elements, ≥ 2 of 512).
 const MAX_PASS_STAGES: u32 = 8;
 
-/// The pass kernel (`kernels/ntt/ntt.cu`).
-const PASS_KERNEL: Kernel = Kernel::NttRadix4Pass;
+/// The pass kernel (`kernels/ntt/ntt.cu`) of a block size.
+fn pass_kernel(block: NttBlock) -> Kernel {
+    match block {
+        NttBlock::Elems1024 => Kernel::NttRadix4Pass,
+        NttBlock::Elems512 => Kernel::NttRadix4Pass512,
+    }
+}
 
 /// One direction's inter-pass twiddles, as the pass kernel's `tw` and `tw_lo` read them.
 enum Twiddles {
@@ -107,10 +114,11 @@ fn butterfly_roots(inverse: bool) -> Vec<Fr> {
     std::iter::successors(Some(Fr::ONE), |x| Some(*x * root)).take(1 << (ROOTS_LOG - 1)).collect()
 }
 
-/// The passes of an NTT of 2^log_n, in stages: one pass up to 2^10, else the fewest passes of
-/// at most 8 stages, balanced (2^24: 8, 8, 8; 2^22: 8, 7, 7).
-fn plan_passes(log_n: u32) -> Vec<u32> {
-    balanced_passes(log_n, ROOTS_LOG, MAX_PASS_STAGES)
+/// The passes of an NTT of 2^log_n in blocks of `block_elems`, in stages: one pass up to a
+/// block (2^10 or 2^9), else the fewest passes of at most 8 stages, balanced (2^24: 8, 8, 8;
+/// 2^22: 8, 7, 7).
+fn plan_passes(log_n: u32, block_elems: u32) -> Vec<u32> {
+    balanced_passes(log_n, ROOTS_LOG.min(block_elems.trailing_zeros()), MAX_PASS_STAGES)
 }
 
 /// One launch of the pass kernel: stages s0+1 … s0+k, blocks of 2^log_cols columns.
@@ -130,14 +138,14 @@ impl PassLaunch {
     }
 }
 
-/// The launches of an NTT of 2^log_n: as many columns a block as fit in BLOCK_ELEMS, and as
+/// The launches of an NTT of 2^log_n: as many columns a block as fit in `block_elems`, and as
 /// the pass has (first pass: 2^(L−k) groups; later ones: 2^s0 columns a group).
-fn plan_launches(log_n: u32) -> Vec<PassLaunch> {
+fn plan_launches(log_n: u32, block_elems: u32) -> Vec<PassLaunch> {
     let mut s0 = 0;
-    plan_passes(log_n)
+    plan_passes(log_n, block_elems)
         .into_iter()
         .map(|k| {
-            let log_block = BLOCK_ELEMS.trailing_zeros();
+            let log_block = block_elems.trailing_zeros();
             let log_cols = (log_block - k).min(if s0 == 0 { log_n - k } else { s0 });
             let elems = 1u32 << (k + log_cols);
             let launch = PassLaunch { s0, k, log_cols, blocks: (1u32 << log_n) / elems };
@@ -175,12 +183,19 @@ pub(crate) struct Ntt {
     tables: Mutex<HashMap<u32, Arc<NttTables>>>,
     scratch: Mutex<HashMap<usize, CudaSlice<u32>>>,
     layout: NttTwiddles,
+    block: NttBlock,
 }
 
 impl Ntt {
-    pub fn new(dev: Arc<CudaDevice>, kernels: Arc<Kernels>, timing: Arc<Timing>, layout: NttTwiddles) -> Ntt {
+    pub fn new(
+        dev: Arc<CudaDevice>,
+        kernels: Arc<Kernels>,
+        timing: Arc<Timing>,
+        layout: NttTwiddles,
+        block: NttBlock,
+    ) -> Ntt {
         let (tables, scratch) = (Mutex::new(HashMap::new()), Mutex::new(HashMap::new()));
-        Ntt { dev, kernels, timing, tables, scratch, layout }
+        Ntt { dev, kernels, timing, tables, scratch, layout, block }
     }
 
     fn tables(&self, log_n: u32) -> Result<Arc<NttTables>, CudaError> {
@@ -259,14 +274,14 @@ impl Ntt {
             NttKind::CosetInverse => (dev.ptr(&tables.coset_inverse_scale.0), dev.ptr(&tables.coset_inverse_scale.1)),
             _ => (0, 0),
         };
-        let passes = plan_launches(log_n);
+        let passes = plan_launches(log_n, self.block.elems());
         let bufs = [dev.ptr(&buf.data), dev.ptr(&scratch)];
         let result = self.timing.span(kind.span_name(), parent, || {
             for (i, pass) in passes.iter().enumerate() {
                 let (input, output) = (bufs[i % 2], bufs[(i + 1) % 2]);
                 let (first, last) = (i == 0, i + 1 == passes.len());
                 self.kernels.launch(
-                    PASS_KERNEL,
+                    pass_kernel(self.block),
                     pass.blocks,
                     pass.threads(),
                     &[

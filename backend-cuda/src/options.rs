@@ -26,6 +26,8 @@ pub struct CudaOptions {
     pub max_msm_entries: u64,
     /// Where the NTT's passes read their inter-pass twiddles from.
     pub ntt_twiddles: NttTwiddles,
+    /// How many elements a block of the NTT's pass kernel holds.
+    pub ntt_block: NttBlock,
 }
 
 /// The default of [`CudaOptions::max_msm_entries`]: 2^31 − 1.
@@ -60,6 +62,29 @@ pub enum NttTwiddles {
     Split,
 }
 
+/// The NTT pass kernel's block (kernels/ntt/ntt.cu): its elements, in shared memory, and the
+/// threads that take 4 of them each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NttBlock {
+    /// 1024 elements (32 KB), 256 threads, 3 blocks an SM.
+    #[default]
+    Elems1024,
+    /// 512 elements (16 KB), 128 threads, 6 blocks an SM: the same occupancy with barriers
+    /// half as wide. 3 % faster at 2^24 on an H100 (docs/perf/cuda.md), not the default until
+    /// its GPU conformance has run.
+    Elems512,
+}
+
+impl NttBlock {
+    /// Elements a block.
+    pub fn elems(self) -> u32 {
+        match self {
+            NttBlock::Elems1024 => crate::ntt::BLOCK_ELEMS,
+            NttBlock::Elems512 => crate::ntt::SMALL_BLOCK_ELEMS,
+        }
+    }
+}
+
 impl Default for CudaOptions {
     fn default() -> Self {
         CudaOptions {
@@ -70,6 +95,7 @@ impl Default for CudaOptions {
             table_build: TableBuild::Background,
             max_msm_entries: MAX_MSM_ENTRIES,
             ntt_twiddles: NttTwiddles::Table,
+            ntt_block: NttBlock::Elems1024,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions, NttTwiddles, TableBuild};
+use g16_cuda::{CudaBackend, CudaOptions, NttBlock, NttTwiddles, TableBuild};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -102,10 +102,21 @@ fn large_ntt_round_trips_and_matches_the_cpu() {
 #[test]
 fn ntt_with_split_twiddles_matches_arkworks() {
     let options = CudaOptions { ntt_twiddles: NttTwiddles::Split, ..options() };
-    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+    ntt_under_options_matches_arkworks(&options, "ntt_with_split_twiddles_matches_arkworks");
+}
+
+/// The NTT's pass kernel in blocks of 512 elements (`NttBlock::Elems512`), likewise.
+#[test]
+fn ntt_in_blocks_of_512_matches_arkworks() {
+    let options = CudaOptions { ntt_block: NttBlock::Elems512, ..options() };
+    ntt_under_options_matches_arkworks(&options, "ntt_in_blocks_of_512_matches_arkworks");
+}
+
+fn ntt_under_options_matches_arkworks(options: &CudaOptions, seed: &str) {
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(options)) else { return };
     let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
     conformance::ntt_matches_arkworks(&b, &sizes);
-    let mut rng = test_rng("ntt_with_split_twiddles_matches_arkworks");
+    let mut rng = test_rng(seed);
     let input = random_scalars(1 << if large() { 24 } else { 16 }, &mut rng);
     let mut d = b.upload_scalars(&input).unwrap();
     b.ntt(&mut d, NttKind::CosetForward).unwrap();

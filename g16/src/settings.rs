@@ -41,6 +41,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_PRECOMPUTE_MAX",
     "G16_CUDA_MSM_TABLE_BUILD",
     "G16_CUDA_NTT_TWIDDLES",
+    "G16_CUDA_NTT_BLOCK",
     "G16_WGPU_ARITH",
     "G16_WGPU_SUBGROUP",
     "G16_NO_PIPELINE_CACHE",
@@ -196,6 +197,13 @@ impl Settings {
                         _ => None,
                     })?
                     .unwrap_or_default(),
+                ntt_block: vars
+                    .parse("G16_CUDA_NTT_BLOCK", "1024 or 512", |v| match v {
+                        "1024" => Some(g16_cuda::NttBlock::Elems1024),
+                        "512" => Some(g16_cuda::NttBlock::Elems512),
+                        _ => None,
+                    })?
+                    .unwrap_or_default(),
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {
@@ -319,6 +327,7 @@ mod tests {
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_CUDA_NTT_TWIDDLES", "split"),
+            ("G16_CUDA_NTT_BLOCK", "512"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_SUBGROUP", "host"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
@@ -331,6 +340,7 @@ mod tests {
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
+        assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems512);
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.subgroup_on_device, Some(false));
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));
@@ -347,6 +357,7 @@ mod tests {
             ("G16_CUDA_MSM_WINDOW", "3"),
             ("G16_CUDA_MSM_WINDOW", "21"),
             ("G16_CUDA_NTT_TWIDDLES", "full"),
+            ("G16_CUDA_NTT_BLOCK", "256"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),
             ("G16_WGPU_ARITH", "u16"),

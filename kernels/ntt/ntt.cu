@@ -13,8 +13,8 @@
 // split tables and a product, and no twiddle read at all inside the butterflies' inner loop
 // but the small table's.
 //
-// A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements, 32 KB of
-// shared memory, see Tile), loaded and stored a row at a time so that the columns' elements,
+// A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements and 32 KB of
+// shared memory, or 512 and 16 KB in `ntt_radix4_pass_512`; see Tile), loaded and stored a row at a time so that the columns' elements,
 // adjacent in memory, are read and written together; every element, twiddle and root crosses
 // global memory in 16-byte pieces (Fr::ldg, Fr::stg). Between load and store the k stages run in rounds of
 // up to 2 stages (radix 4): each thread takes the 4 elements a round combines into registers,
@@ -38,8 +38,9 @@
 // thread a block.
 
 #define NTT_SPLIT 12
-// Elements of one block (the tile's size).
+// Elements of one block (the tile's size): `ntt_radix4_pass` and `ntt_radix4_pass_512`.
 #define NTT_BLOCK_ELEMS 1024
+#define NTT_SMALL_BLOCK_ELEMS 512
 // roots[j] = ω_(2^NTT_ROOTS_LOG)^j for j < 2^(NTT_ROOTS_LOG − 1): a pass has at most 10 stages.
 #define NTT_ROOTS_LOG 10
 
@@ -81,12 +82,12 @@ extern "C" __global__ void ntt_twiddles(Fr* tw, const Fr* hi, const Fr* lo, u32 
 // 0–1 take bits 2–3 (swizzle 3). With 8 or more columns a phase is one row. The swizzle only
 // permutes rows within aligned groups of 4, so the tile stays 2^(k + log_cols) slots.
 struct Tile {
-  uint4 (*half)[NTT_BLOCK_ELEMS];
+  uint4 *low, *high;  // the elements' first and last 16 bytes
   u32 log_cols, swizzle;
   DEVICE u32 slot(u32 p, u32 m) const { return ((p ^ ((p >> 2) & swizzle)) << log_cols) + m; }
   DEVICE Fr get(u32 p, u32 m) const {
     const u32 s = slot(p, m);
-    const uint4 a = half[0][s], b = half[1][s];
+    const uint4 a = low[s], b = high[s];
     Fr r;
     r.l[0] = a.x; r.l[1] = a.y; r.l[2] = a.z; r.l[3] = a.w;
     r.l[4] = b.x; r.l[5] = b.y; r.l[6] = b.z; r.l[7] = b.w;
@@ -97,8 +98,8 @@ struct Tile {
     uint4 a, b;
     a.x = v.l[0]; a.y = v.l[1]; a.z = v.l[2]; a.w = v.l[3];
     b.x = v.l[4]; b.y = v.l[5]; b.z = v.l[6]; b.w = v.l[7];
-    half[0][s] = a;
-    half[1][s] = b;
+    low[s] = a;
+    high[s] = b;
   }
 };
 
@@ -143,17 +144,18 @@ DEVICE void ntt_round(const Tile& sh, const Fr* __restrict__ roots, u32 k, u32 q
 // at 256 threads against radix 8 and 2; docs/perf/cuda.md: NTT pass kernel).
 #define NTT_LOG_RADIX 2
 
-// One pass: stages s0+1 … s0+k of an NTT of 2^log_n elements, block = 2^log_cols columns,
-// NTT_BLOCK_ELEMS >> NTT_LOG_RADIX threads a block, registers capped for 3 blocks an SM.
+// One pass: stages s0+1 … s0+k of an NTT of 2^log_n elements, block = 2^log_cols columns of
+// at most BLOCK elements in all, BLOCK >> NTT_LOG_RADIX threads a block.
 //   tw, tw_lo: the inter-pass twiddles (see inter_pass_twiddle: tw_lo null for the half table);
 //   load_mode 1 (first pass only): scale input x[i] by load_hi[i >> 12]·load_lo[i & 4095];
 //   store_mode 1: scale each output by store_hi[0]; 2: output i by store_hi·store_lo powers of i.
-extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3)
-    ntt_radix4_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,
-                    const Fr* __restrict__ tw_lo, const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, u32 load_mode,
-                    const Fr* load_hi, const Fr* load_lo, u32 store_mode, const Fr* store_hi, const Fr* store_lo) {
-  __shared__ uint4 tile[2][NTT_BLOCK_ELEMS];
-  const Tile sh{tile, log_cols, log_cols == 2 ? 1u : log_cols == 1 ? 3u : 0u};
+template <u32 BLOCK>
+DEVICE void ntt_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,
+                     const Fr* __restrict__ tw_lo, const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols,
+                     u32 load_mode, const Fr* load_hi, const Fr* load_lo, u32 store_mode, const Fr* store_hi,
+                     const Fr* store_lo) {
+  __shared__ uint4 tile[2][BLOCK];
+  const Tile sh{tile[0], tile[1], log_cols, log_cols == 2 ? 1u : log_cols == 1 ? 3u : 0u};
   const u32 cols = 1u << log_cols, elems = cols << k, cols_mask = cols - 1;
   const u32 half = 1u << (log_n - 1);
   // This block's columns: first pass, c0 + m of the 2^k × 2^(L−k) input matrix; later passes,
@@ -200,3 +202,21 @@ extern "C" __global__ void __launch_bounds__(NTT_BLOCK_ELEMS >> NTT_LOG_RADIX, 3
     v.stg(out + idx);
   }
 }
+
+// The pass kernel NAME: blocks of BLOCK elements in BLOCK >> NTT_LOG_RADIX threads, registers
+// capped for MIN_BLOCKS blocks an SM.
+#define NTT_PASS_KERNEL(NAME, BLOCK, MIN_BLOCKS)                                                             \
+  extern "C" __global__ void __launch_bounds__(BLOCK >> NTT_LOG_RADIX, MIN_BLOCKS)                           \
+      NAME(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* __restrict__ tw,                       \
+           const Fr* __restrict__ tw_lo, const Fr* __restrict__ roots, u32 log_n, u32 s0, u32 k, u32 log_cols, \
+           u32 load_mode, const Fr* load_hi, const Fr* load_lo, u32 store_mode, const Fr* store_hi,          \
+           const Fr* store_lo) {                                                                             \
+    ntt_pass<BLOCK>(in, out, tw, tw_lo, roots, log_n, s0, k, log_cols, load_mode, load_hi, load_lo, store_mode, \
+                    store_hi, store_lo);                                                                     \
+  }
+
+// 1024 elements in 256 threads, 3 blocks an SM: the default.
+NTT_PASS_KERNEL(ntt_radix4_pass, NTT_BLOCK_ELEMS, 3)
+// 512 elements in 128 threads, 6 blocks an SM: the same occupancy with barriers half as wide
+// (`CudaOptions::ntt_block`; docs/perf/cuda.md: NTT pass kernel).
+NTT_PASS_KERNEL(ntt_radix4_pass_512, NTT_SMALL_BLOCK_ELEMS, 6)

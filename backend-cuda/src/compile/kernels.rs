@@ -141,6 +141,7 @@ impl Curve {
 pub enum Kernel {
     NttTwiddles,
     NttRadix4Pass,
+    NttRadix4Pass512,
     FrMul,
     FrSub,
     FrScale,
@@ -168,9 +169,10 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 36] = [
+    pub const ALL: [Kernel; 37] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
+        Kernel::NttRadix4Pass512,
         Kernel::FrMul,
         Kernel::FrSub,
         Kernel::FrScale,
@@ -213,6 +215,7 @@ impl Kernel {
         match self {
             Kernel::NttTwiddles => "ntt_twiddles",
             Kernel::NttRadix4Pass => "ntt_radix4_pass",
+            Kernel::NttRadix4Pass512 => "ntt_radix4_pass_512",
             Kernel::FrMul => "fr_mul",
             Kernel::FrSub => "fr_sub",
             Kernel::FrScale => "fr_scale",
@@ -255,6 +258,7 @@ impl Kernel {
         match self {
             Kernel::NttTwiddles
             | Kernel::NttRadix4Pass
+            | Kernel::NttRadix4Pass512
             | Kernel::FrMul
             | Kernel::FrSub
             | Kernel::FrScale
@@ -285,7 +289,7 @@ impl Kernel {
         use Elem::{BigBucket, Fr, U32};
         match self {
             Kernel::NttTwiddles => vec![write("tw", Fr), read("hi", Fr), read("lo", Fr), u32("count")],
-            Kernel::NttRadix4Pass => vec![
+            Kernel::NttRadix4Pass | Kernel::NttRadix4Pass512 => vec![
                 read("in", Fr),
                 write("out", Fr),
                 read("tw", Fr),

@@ -1,12 +1,17 @@
 use super::*;
 
+const BLOCKS: [NttBlock; 2] = [NttBlock::Elems1024, NttBlock::Elems512];
+
 #[test]
 fn passes_cover_every_stage_within_the_block() {
-    for log_n in 1..=31 {
-        let passes = plan_passes(log_n);
-        assert_eq!(passes.iter().sum::<u32>(), log_n, "2^{log_n}: {passes:?}");
-        let most = if passes.len() == 1 { ROOTS_LOG } else { MAX_PASS_STAGES };
-        assert!(passes.iter().all(|&k| (1..=most).contains(&k)), "{passes:?}");
+    for block in BLOCKS {
+        let one_pass = ROOTS_LOG.min(block.elems().trailing_zeros());
+        for log_n in 1..=31 {
+            let passes = plan_passes(log_n, block.elems());
+            assert_eq!(passes.iter().sum::<u32>(), log_n, "2^{log_n}: {passes:?}");
+            let most = if passes.len() == 1 { one_pass } else { MAX_PASS_STAGES };
+            assert!(passes.iter().all(|&k| (1..=most).contains(&k)), "{block:?}: {passes:?}");
+        }
     }
 }
 
@@ -16,33 +21,41 @@ fn constants_agree_with_the_kernel_source() {
     for (name, value) in [
         ("NTT_SPLIT", SPLIT),
         ("NTT_BLOCK_ELEMS", BLOCK_ELEMS),
+        ("NTT_SMALL_BLOCK_ELEMS", SMALL_BLOCK_ELEMS),
         ("NTT_ROOTS_LOG", ROOTS_LOG),
         ("NTT_LOG_RADIX", LOG_RADIX),
     ] {
         assert!(source.contains(&format!("#define {name} {value}\n")), "ntt.cu: #define {name} {value}");
     }
-    let pass = PASS_KERNEL.name();
-    assert!(source.contains(&format!(" {pass}(")), "ntt.cu defines {pass}");
+    assert_eq!(BLOCKS.map(NttBlock::elems), [BLOCK_ELEMS, SMALL_BLOCK_ELEMS]);
+    for block in BLOCKS {
+        let pass = pass_kernel(block).name();
+        assert!(source.contains(&format!("NTT_PASS_KERNEL({pass}, ")), "ntt.cu defines {pass}");
+    }
 }
 
 #[test]
 fn launches_tile_the_array_and_fit_the_tile() {
-    for log_n in 1..=31 {
-        let launches = plan_launches(log_n);
-        let mut s0 = 0;
-        for l in &launches {
-            assert_eq!(l.s0, s0, "2^{log_n}: {launches:?}");
-            let (cols, rows) = (1u64 << l.log_cols, 1u64 << l.k);
-            assert_eq!(u64::from(l.blocks) * cols * rows, 1u64 << log_n, "{launches:?}");
-            assert!(cols * rows <= u64::from(BLOCK_ELEMS), "{launches:?}");
-            // A block's columns lie inside one group (later passes) or the input matrix (first).
-            let available = if s0 == 0 { log_n - l.k } else { s0 };
-            assert!(l.log_cols <= available, "{launches:?}");
-            s0 += l.k;
-        }
-        assert_eq!(s0, log_n);
-        if log_n >= 12 {
-            assert!(launches.iter().all(|l| l.log_cols >= 2), "coalesced: {launches:?}");
+    for block in BLOCKS {
+        for log_n in 1..=31 {
+            let launches = plan_launches(log_n, block.elems());
+            let mut s0 = 0;
+            for l in &launches {
+                assert_eq!(l.s0, s0, "2^{log_n}: {launches:?}");
+                let (cols, rows) = (1u64 << l.log_cols, 1u64 << l.k);
+                assert_eq!(u64::from(l.blocks) * cols * rows, 1u64 << log_n, "{launches:?}");
+                assert!(cols * rows <= u64::from(block.elems()), "{block:?}: {launches:?}");
+                // A block's columns lie inside one group (later passes) or the input matrix (first).
+                let available = if s0 == 0 { log_n - l.k } else { s0 };
+                assert!(l.log_cols <= available, "{launches:?}");
+                s0 += l.k;
+            }
+            assert_eq!(s0, log_n);
+            // Rows of at least 64 bytes (2 columns) are read and written whole sectors at a time.
+            let least = if block == NttBlock::Elems1024 { 2 } else { 1 };
+            if log_n >= 12 {
+                assert!(launches.iter().all(|l| l.log_cols >= least), "coalesced: {block:?} {launches:?}");
+            }
         }
     }
 }
@@ -98,8 +111,8 @@ static std::vector<Fr> read_frs() {
   return v;
 }
 int main() {
-  unsigned log_n, load_mode, store_mode, passes, split;
-  if (scanf("%u %u %u %u %u", &log_n, &load_mode, &store_mode, &passes, &split) != 5) return 2;
+  unsigned log_n, load_mode, store_mode, passes, split, small_block;
+  if (scanf("%u %u %u %u %u %u", &log_n, &load_mode, &store_mode, &passes, &split, &small_block) != 6) return 2;
   std::vector<Fr> a = read_frs(), tw = read_frs(), tw_lo = read_frs(), roots = read_frs();
   std::vector<Fr> load_hi = read_frs(), load_lo = read_frs(), store_hi = read_frs(), store_lo = read_frs();
   std::vector<Fr> b(a.size());
@@ -110,9 +123,10 @@ int main() {
     blockDim.x = 1; threadIdx.x = 0; gridDim.x = blocks;
     for (unsigned blk = 0; blk < blocks; blk++) {
       blockIdx.x = blk;
-      ntt_radix4_pass(a.data(), b.data(), tw.data(), split ? tw_lo.data() : nullptr, roots.data(), log_n, s0, k,
-                      log_cols, first ? load_mode : 0,
-                      load_hi.data(), load_lo.data(), last ? store_mode : 0, store_hi.data(), store_lo.data());
+      auto pass = small_block ? ntt_radix4_pass_512 : ntt_radix4_pass;
+      pass(a.data(), b.data(), tw.data(), split ? tw_lo.data() : nullptr, roots.data(), log_n, s0, k, log_cols,
+           first ? load_mode : 0, load_hi.data(), load_lo.data(), last ? store_mode : 0, store_hi.data(),
+           store_lo.data());
     }
     a.swap(b);
   }
@@ -130,8 +144,14 @@ int main() {
     }
 
     /// Runs the emulated kernel passes of one NTT, with the tables `Ntt::tables` builds on
-    /// the device in twiddle layout `layout`.
-    fn emulated_ntt(exe: &std::path::Path, input: &[Fr], kind: NttKind, layout: NttTwiddles) -> Vec<Fr> {
+    /// the device in twiddle layout `layout`, in blocks of `block`.
+    fn emulated_ntt(
+        exe: &std::path::Path,
+        input: &[Fr],
+        kind: NttKind,
+        layout: NttTwiddles,
+        block: NttBlock,
+    ) -> Vec<Fr> {
         let n = input.len();
         let log_n = n.trailing_zeros();
         let omega = Fr::get_root_of_unity(n as u64).expect("root");
@@ -155,9 +175,10 @@ int main() {
             }
         };
         let modes = ScaleModes::of(kind);
-        let launches = plan_launches(log_n);
+        let launches = plan_launches(log_n, block.elems());
         let split = u32::from(layout == NttTwiddles::Split);
-        let mut text = format!("{log_n} {} {} {} {split}\n", modes.load, modes.store, launches.len());
+        let small = u32::from(block == NttBlock::Elems512);
+        let mut text = format!("{log_n} {} {} {} {split} {small}\n", modes.load, modes.store, launches.len());
         for table in [input, &tw, &tw_lo, &butterfly_roots(kind.is_inverse()), &load.0, &load.1, &store.0, &store.1] {
             push_frs(&mut text, table);
         }
@@ -183,8 +204,9 @@ int main() {
         cxx::build(&cxx, &format!("{HARNESS}\n{kernel}\n{MAIN}"), &exe, "-O2");
         let mut rng = test_rng("kernel_passes_match_arkworks_on_the_host");
         let cpu = CpuBackend::new();
-        // One pass (1 … 10), two (11 … 16), three (17): every round shape and pass position,
-        // in both twiddle layouts (split tables of one and of several high entries).
+        // One pass (1 … 10, or 9 in blocks of 512), two (to 16), three (17): every round shape
+        // and pass position, in both twiddle layouts (split tables of one and of several high
+        // entries) and both blocks.
         for log_n in (1..=14).chain([17]) {
             let input = random_scalars(1 << log_n, &mut rng);
             for kind in NttKind::ALL {
@@ -192,8 +214,13 @@ int main() {
                 cpu.ntt(&mut want, kind).expect("the CPU's NTT");
                 let want = cpu.download_scalars(&want).expect("download");
                 for layout in [NttTwiddles::Table, NttTwiddles::Split] {
-                    let got = emulated_ntt(&exe, &input, kind, layout);
-                    assert!(got == want, "{kind:?} of 2^{log_n}, {layout:?} twiddles, differs from arkworks");
+                    for block in BLOCKS {
+                        let got = emulated_ntt(&exe, &input, kind, layout, block);
+                        assert!(
+                            got == want,
+                            "{kind:?} of 2^{log_n}, {layout:?} twiddles, {block:?}: differs from arkworks"
+                        );
+                    }
                 }
             }
         }
