@@ -6,7 +6,11 @@
 #       release g16, the GPU backends' test binaries and the CUDA kernels compiled for sm_90,
 #       stripped into .device/ (ignored by git; the device tool carries it: carry [".device", ".gl"]).
 #       With BEFORE_CHECKOUT (a worktree of another commit, built with `cargo build --release`
-#       there), its g16 and kernels go to .device/before/, for same-machine comparisons.
+#       there), its g16 and kernels go to .device/before/, for same-machine comparisons. Build
+#       each tree into its own target directory: with one CARGO_TARGET_DIR for both, cargo can
+#       take the other tree's artifacts as fresh (a path package's hash does not name the tree,
+#       and a checkout's files older than the artifacts look unchanged), and both binaries then
+#       embed one tree's kernels. The CUBIN names in the two caches differ when the kernels do.
 # There, from the repository root (every stage writes its logs and JSON lines under $OUT):
 #   bash benches/device.sh STAGE...
 #       env       Vulkan loaders from .gl/, NVRTC on the loader path, what the machine has
