@@ -14,12 +14,13 @@
 // but the small table's.
 //
 // A block holds `cols` = 2^log_cols adjacent columns of one pass (1024 elements and 32 KB of
-// shared memory, or 512 and 16 KB in `ntt_radix4_pass_512`; see Tile), loaded and stored a row at a time so that the columns' elements,
-// adjacent in memory, are read and written together; every element, twiddle and root crosses
-// global memory in 16-byte pieces (Fr::ldg, Fr::stg). Between load and store the k stages run in rounds of
-// up to 2 stages (radix 4): each thread takes the 4 elements a round combines into registers,
-// runs the round's stages there, and puts them back: one shared-memory round trip and one
-// barrier a round instead of a stage.
+// shared memory, or 512 and 16 KB in `ntt_radix4_pass_512`; see Tile), loaded and stored a
+// row at a time so that the columns' elements, adjacent in memory, are read and written
+// together; every element, twiddle and root crosses global memory in 16-byte pieces (Fr::ldg,
+// Fr::stg). Between load and store the k stages run in rounds of up to 2 stages (radix 4):
+// each thread takes the 4 elements a round combines into registers, runs the round's stages
+// there, and puts them back: one shared-memory round trip and one barrier a round instead of
+// a stage.
 //
 // Orders: DIT wants its input bit-reversed. The first pass reads it so without scattered
 // reads: its block b takes the 2^k rows of columns c = b·cols + m of the input seen as a
@@ -103,9 +104,10 @@ struct Tile {
   }
 };
 
-// One round: stages q0 … q0+r−1 (R = 2^r) of the block's 2^k-point DITs, on the tile. A subgroup is the R elements whose rows differ only in
-// bits [q0, q0+r) of one column; stage q = q0 + j pairs local elements i and i + 2^j with
-// the twiddle ω_(2^(q+1))^(p mod 2^q), where p mod 2^q = low + (i mod 2^j)·2^q0.
+// One round: stages q0 … q0+r−1 (R = 2^r) of the block's 2^k-point DITs, on the tile. A
+// subgroup is the R elements whose rows differ only in bits [q0, q0+r) of one column; stage
+// q = q0 + j pairs local elements i and i + 2^j with the twiddle ω_(2^(q+1))^(p mod 2^q),
+// where p mod 2^q = low + (i mod 2^j)·2^q0.
 template <int R>
 DEVICE void ntt_round(const Tile& sh, const Fr* __restrict__ roots, u32 k, u32 q0, u32 log_cols) {
   static_assert(R == 2 || R == 4, "rounds of one or two stages");
