@@ -121,3 +121,150 @@ fn long_msms_are_cut_into_ranges_within_the_entry_bound() {
         assert!(ranges.iter().all(|r| r.len() == 1 || entries(r.len()) <= max), "within the bound");
     }
 }
+
+/// `kernels/msm/bucket.cu`'s accumulation run on the host: compiled with the field and curve
+/// headers by the host's C++ compiler (`G16_HOST_EMULATION`), one bucket a launch in turn,
+/// each bucket's sum against arkworks' sum of its signed bases; buckets above `big` are left
+/// for the big-bucket path and recorded. This checks the kernel's loop, its loads and signs
+/// without a GPU (the GPU suite checks the whole MSM on the device). Without a C++ compiler
+/// it says so loudly and passes, unless `G16_REQUIRE_CXX=1`.
+mod host_emulation {
+    use crate::cxx;
+    use ark_ec::AffineRepr;
+    use ark_ff::Zero;
+    use g16_backend::limbs::{
+        g1_to_words, g1_xyzz_to_projective, g2_to_words, g2_xyzz_to_projective, to_words, G1_WORDS, G1_XYZZ_WORDS,
+        G2_WORDS, G2_XYZZ_WORDS,
+    };
+    use g16_backend::sample::{random_points, test_rng};
+    use g16_backend::{G1Affine, G1Projective, G2Affine, G2Projective};
+    use rand::Rng;
+
+    const MAIN: &str = r#"
+// The launch's input (bases, sorted entries, each bucket's offset and count), then one launch
+// of one thread a bucket; out: the big buckets recorded, then each bucket's sum (XYZZ words).
+template <class F>
+static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, const u32*, u32, u32, Xyzz<F>*,
+                                   BigBucket*, u32*)) {
+  const unsigned n = read_u32(), buckets = read_u32(), entries = read_u32(), big = read_u32();
+  std::vector<Affine<F>> bases = read_items<Affine<F>>(n);
+  std::vector<u32> sorted = read_items<u32>(entries), offsets = read_items<u32>(buckets);
+  std::vector<u32> counts = read_items<u32>(buckets);
+  std::vector<Xyzz<F>> out(buckets);
+  std::vector<BigBucket> big_list(buckets);
+  u32 big_count = 0;
+  blockDim.x = 1; gridDim.x = buckets; threadIdx.x = 0;
+  for (unsigned k = 0; k < buckets; k++) {
+    blockIdx.x = k;
+    accumulate(bases.data(), sorted.data(), offsets.data(), counts.data(), buckets, big, out.data(), big_list.data(),
+               &big_count);
+  }
+  printf("%u", big_count);
+  for (unsigned j = 0; j < big_count; j++) printf(" %u %u %u", big_list[j].key, big_list[j].start, big_list[j].count);
+  printf("\n");
+  for (unsigned k = 0; k < buckets; k++) {
+    u32 w[sizeof(Xyzz<F>) / 4];
+    memcpy(w, &out[k], sizeof w);
+    for (u32 x : w) printf("%x ", x);
+    printf("\n");
+  }
+}
+int main() {
+  char curve[3];
+  if (scanf("%2s", curve) != 1) return 2;
+  if (!strcmp(curve, "g1")) run(g1_accumulate); else run(g2_accumulate);
+  return 0;
+}
+"#;
+
+    /// Emulation-only stand-ins for what the MSM's other kernels use from CUDA.
+    const EXTRA: &str = r#"
+#include <algorithm>
+using std::min;
+using std::max;
+#define __shared__ static
+#define __syncthreads() ((void)0)
+struct uint4 { unsigned x, y, z, w; };
+static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
+"#;
+
+    fn build() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        use crate::compile::{unit, BUCKET, FP, FQ2, SCAN, SORT, XYZZ};
+        let kernels = unit(&[FP, FQ2, XYZZ, SCAN, SORT, BUCKET]);
+        let source = format!("{}{EXTRA}\n{kernels}\n{}\n{MAIN}", cxx::SERIAL_LAUNCH, cxx::ITEM_READERS);
+        cxx::build_in_temp("the host-emulated MSM accumulation", "host-msm-accumulate", &source)
+    }
+
+    /// Buckets of random signed entries of every length 0 … 9, one above `BIG`, and two edge
+    /// cases: a base added to itself (the addition doubles) and a base and its negation (the
+    /// sum is the identity).
+    fn buckets(n: usize, rng: &mut impl Rng) -> Vec<Vec<u32>> {
+        let mut entry = || rng.gen_range(0..n as u32) | if rng.gen() { 1 << 31 } else { 0 };
+        let mut buckets: Vec<Vec<u32>> = (0..10).map(|len| (0..len).map(|_| entry()).collect()).collect();
+        buckets.push((0..BIG + 3).map(|_| entry()).collect());
+        buckets.push(vec![5, 5, 5]);
+        buckets.push(vec![7, 7 | 1 << 31, 9]);
+        buckets.push(vec![]);
+        buckets
+    }
+
+    const BIG: u32 = 12;
+
+    /// Runs one curve's accumulation on the host and checks every bucket.
+    fn check<A: AffineRepr>(
+        exe: &std::path::Path,
+        curve: &str,
+        bases: &[A],
+        (base_words, to): (usize, fn(&A, &mut [u32])),
+        (xyzz_words, from): (usize, fn(&[u32]) -> A::Group),
+        rng: &mut impl Rng,
+    ) {
+        let buckets = buckets(bases.len(), rng);
+        let sorted: Vec<u32> = buckets.concat();
+        let counts: Vec<u32> = buckets.iter().map(|b| b.len() as u32).collect();
+        let offsets: Vec<u32> = counts.iter().scan(0, |at, c| Some(std::mem::replace(at, *at + c))).collect();
+        let hex = |w: &[u32]| w.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" ");
+        let mut input = format!("{curve} {} {} {} {BIG}\n", bases.len(), buckets.len(), sorted.len());
+        input.push_str(&hex(&to_words(bases, base_words, to)));
+        for list in [&sorted, &offsets, &counts] {
+            input.push('\n');
+            input.push_str(&hex(list));
+        }
+        input.push('\n');
+        let output = cxx::run(exe, &input);
+        let mut lines = output.lines();
+        let big: Vec<u32> =
+            lines.next().expect("big line").split_whitespace().map(|x| x.parse().expect("u32")).collect();
+        let big_key = buckets.iter().position(|b| b.len() as u32 > BIG).expect("a big bucket") as u32;
+        assert_eq!(big, [1, big_key, offsets[big_key as usize], counts[big_key as usize]], "{curve}: the big buckets");
+        for (k, line) in lines.enumerate() {
+            let words: Vec<u32> = line.split_whitespace().map(|x| u32::from_str_radix(x, 16).expect("hex")).collect();
+            assert_eq!(words.len(), xyzz_words, "{curve} bucket {k}");
+            let got = from(&words);
+            let want = if k as u32 == big_key {
+                A::Group::zero() // left for the big-bucket path
+            } else {
+                buckets[k].iter().fold(A::Group::zero(), |acc, &e| {
+                    let p = bases[(e & 0x7fff_ffff) as usize].into_group();
+                    if e >> 31 == 1 {
+                        acc - p
+                    } else {
+                        acc + p
+                    }
+                })
+            };
+            assert!(got == want, "{curve} bucket {k} ({:?}): the kernel's sum differs from arkworks'", buckets[k]);
+        }
+    }
+
+    #[test]
+    fn accumulation_on_the_host_sums_each_bucket_as_arkworks_does() {
+        let Some((dir, exe)) = build() else { return };
+        let mut rng = test_rng("accumulation_on_the_host_sums_each_bucket_as_arkworks_does");
+        let g1: Vec<G1Affine> = random_points::<G1Projective, _>(32, &mut rng);
+        let g2: Vec<G2Affine> = random_points::<G2Projective, _>(32, &mut rng);
+        check(&exe, "g1", &g1, (G1_WORDS, g1_to_words), (G1_XYZZ_WORDS, g1_xyzz_to_projective), &mut rng);
+        check(&exe, "g2", &g2, (G2_WORDS, g2_to_words), (G2_XYZZ_WORDS, g2_xyzz_to_projective), &mut rng);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
