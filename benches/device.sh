@@ -64,7 +64,8 @@
 #       scale     g16 bench prove-assignment from FROM to TO (default 16..24) on BACKENDS
 #                 (default cuda wgpu), each size's key made on the device and kept in memory
 #                 (from 2^27 made straight into the resident bases: --keys-on-device); wall
-#                 time and peak host memory beside each
+#                 time and peak host memory beside each; MOSTLY_BITS=1: the synthetic circuit's
+#                 PoRep-like assignment (g16 bench --mostly-bits)
 #       filecoin  Filecoin PoRep C2 for SECTORS (default 2KiB): the parameters made from the
 #                 project's seed and a sector sealed by .device/fil-harness
 #                 (benches/filecoin-harness), then C2 by `g16 filecoin c2` on CUDA (fresh: every
@@ -557,7 +558,8 @@ scale() {
       [ "$size" -ge 27 ] && keys=--keys-on-device
       echo "== [$SECONDS] $backend prove-assignment 2^$size (key made on the device: $keys)"
       timed timeout "${LIMIT:-300}" "$D/g16" bench --json "$json" --backends "$backend" \
-        --ops prove-assignment --sizes "$size" --runs "$runs" "$keys" 2>&1 | grep -v "^\s*$"
+        --ops prove-assignment --sizes "$size" --runs "$runs" "$keys" ${MOSTLY_BITS:+--mostly-bits} 2>&1 |
+        grep -v "^\s*$"
     done
   done
 }

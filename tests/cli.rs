@@ -289,6 +289,25 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
 
 /// Keys and circuits made in memory (`--keys-in-memory`: nothing in the store), and the
 /// scaling table and plot read back from the JSON lines.
+/// `--mostly-bits`: proofs from the synthetic circuit's PoRep-like assignment, each verified
+/// against its own public inputs (the bench fails a proof that does not verify), and named so in
+/// `includes`; refused for any other op.
+#[test]
+fn bench_proves_the_mostly_bits_assignment_and_says_so() {
+    let sb = Sandbox::new("bench-bits");
+    let args = ["bench", "--backends", "cpu", "--ops", "prove-assignment", "--sizes", "8", "--runs", "2"];
+    sb.ok(&[&args[..], &["--warmup", "0", "--keys-in-memory", "--mostly-bits", "--json", "b.jsonl"]].concat());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(sb.path("b.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "the proof and its device section");
+    assert!(lines.iter().all(|l| l["includes"].as_str().unwrap().contains("mostly-bits assignment")), "{lines:?}");
+    let err = sb.fails(&["bench", "--backends", "cpu", "--ops", "msm-g1", "--sizes", "6", "--mostly-bits"]);
+    assert!(err.contains("--mostly-bits is for prove-assignment and prove-witness"), "{err}");
+}
+
 #[test]
 fn bench_keys_in_memory_and_scaling_from_json() {
     let sb = Sandbox::new("bench-memory");

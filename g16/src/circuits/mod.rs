@@ -224,6 +224,19 @@ impl BuiltinCircuit {
 }
 
 impl BuiltinCircuit {
+    /// Another satisfying assignment of the synthetic circuit (the same constraints, so the
+    /// same key), whose values are mostly 0 and 1 as a Filecoin PoRep partition's are: about
+    /// 70 % zeros, 28 % ones and 1.3 % field elements (see the synthetic witness generator).
+    /// Its public inputs are `z[1..3]`, not [`BuiltinCircuit::public_inputs`]. For measuring
+    /// proofs at the 0/1 density of PoRep's witness at sizes no sealed sector here reaches.
+    /// `None` for the other kinds.
+    pub fn assignment_mostly_bits(&self) -> Option<Vec<Fr>> {
+        match self.kind {
+            CircuitKind::Synthetic => Some(synthetic::assignment_mostly_bits(self.units, self.seed)),
+            CircuitKind::Sha256 | CircuitKind::Poseidon => None,
+        }
+    }
+
     /// The assignment z = [1, public inputs…, witness…] in arkworks' allocation order, as the
     /// compiled circuit's witness path takes it: computed natively by the circuit's own
     /// witness generator where it has one (synthetic), else by witness-only synthesis

@@ -33,7 +33,7 @@ mod matrices;
 mod witness;
 
 pub(super) use matrices::{compile, planned_size};
-pub(super) use witness::assignment;
+pub(super) use witness::{assignment, assignment_mostly_bits};
 
 /// The smallest size: 2^4 rows hold 3 groups.
 pub(super) const MIN_SIZE: u32 = 4;
@@ -233,6 +233,38 @@ mod tests {
             assert_eq!(native.len(), 3 + 5 * circuit.units() + 1, "2^{size}: instance, 5 a group, the last y");
             assert!(native == synthesized, "2^{size} seed {seed}: native and synthesized assignments differ");
         }
+    }
+
+    /// The mostly-bits assignment satisfies every constraint of the circuit (checked row by
+    /// row against the written matrices, C included) and splits like a PoRep witness.
+    #[test]
+    fn the_mostly_bits_assignment_satisfies_the_circuit_and_is_mostly_bits() {
+        for (size, seed) in [(MIN_SIZE, 0), (9, 4), (15, 5)] {
+            let circuit = BuiltinCircuit::new(CircuitKind::Synthetic, size, seed).unwrap();
+            let z = circuit.assignment_mostly_bits().expect("the synthetic circuit has one");
+            let compiled = compile(circuit.units()).unwrap();
+            compiled.check_assignment(&z).unwrap();
+            let (a, b, c) = compiled.matrices();
+            let c = c.expect("the synthetic circuit writes C");
+            let rows = compiled.num_constraints();
+            let (mut za, mut zb, mut zc) = (vec![Fr::ZERO; rows], vec![Fr::ZERO; rows], vec![Fr::ZERO; rows]);
+            a.mul_vector_into(&z, &mut za);
+            b.mul_vector_into(&z, &mut zb);
+            c.mul_vector_into(&z, &mut zc);
+            if let Some(row) = (0..rows).find(|&r| za[r] * zb[r] != zc[r]) {
+                panic!("2^{size}: constraint {row} fails");
+            }
+            if size == 15 {
+                let share = |keep: fn(&Fr) -> bool| z.iter().filter(|v| keep(v)).count() as f64 / z.len() as f64;
+                let (zeros, ones) = (share(|v| *v == Fr::ZERO), share(|v| *v == Fr::ONE));
+                let other = 1.0 - zeros - ones;
+                assert!((0.66..=0.74).contains(&zeros), "zeros {zeros}");
+                assert!((0.25..=0.31).contains(&ones), "ones {ones}");
+                assert!(other < 0.02, "other {other}");
+            }
+        }
+        let sha = BuiltinCircuit::new(CircuitKind::Sha256, 16, 0).unwrap();
+        assert!(sha.assignment_mostly_bits().is_none());
     }
 
     fn circuit_units(size: u32) -> usize {

@@ -36,13 +36,36 @@ const GROUP_VARIABLES: usize = 5;
 /// The assignment z = `[1, x₀, out]`, then b₀, b₁, b₂, y, x′ per group, then the final
 /// multiplier: exactly what synthesis of `groups` groups from `seed` allocates.
 pub(in crate::circuits) fn assignment(groups: usize, seed: u64) -> Vec<Fr> {
+    assignment_of(groups, seed, false)
+}
+
+/// Groups of the mostly-bits assignment that keep their drawn multiplier y: those whose y's
+/// low 5 bits are 0, 1 in 32.
+const KEPT_Y_MASK: u64 = 31;
+
+/// Another satisfying assignment of the same circuit whose values are mostly bits, like a
+/// Filecoin PoRep partition's witness (docs/perf/filecoin.md: about half zeros, half ones, under
+/// 5 % other values): in 31 groups of 32 (by y's low bits) y = 0 and b₁ = 0, so
+/// x′ = (x + b₀)·0 + b₂ = b₂. About 70 % of the values are then 0, 28 % are 1, and 1.3 % (the
+/// other groups' y and x′, and the ends) are field elements. Its public inputs are z[1..3].
+pub(in crate::circuits) fn assignment_mostly_bits(groups: usize, seed: u64) -> Vec<Fr> {
+    assignment_of(groups, seed, true)
+}
+
+fn assignment_of(groups: usize, seed: u64, mostly_bits: bool) -> Vec<Fr> {
     // A field draw takes 8 words and is redrawn with probability 1 − r/2^255 ≈ 0.094, so a
     // group takes ≈ 9.8 words; the margin makes running out (handled) rare.
     let expected = 16 + groups * 10;
     let mut draws = Draws::new(Witness::new(seed).0, expected + expected / 16 + 1024);
     let start = draws.field();
-    let drawn: Vec<Group> = (0..groups).map(|_| draws.group()).collect();
+    let mut drawn: Vec<Group> = (0..groups).map(|_| draws.group()).collect();
     let y = draws.field();
+    if mostly_bits {
+        drawn.par_iter_mut().filter(|g| g.y.into_bigint().0[0] & KEPT_Y_MASK != 0).for_each(|g| {
+            g.y = Fr::ZERO;
+            g.bits[1] = false;
+        });
+    }
 
     // Each stretch's maps composed: x ↦ M·x + C over the whole stretch.
     let composed: Vec<(Fr, Fr)> = drawn
