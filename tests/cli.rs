@@ -17,6 +17,11 @@ impl Sandbox {
     fn path(&self, file: &str) -> PathBuf {
         self.dir.join(file)
     }
+    /// The JSON lines of `file` in the sandbox.
+    fn json_lines(&self, file: &str) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self.path(file)).unwrap();
+        text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+    }
     fn g16(&self, args: &[&str]) -> Output {
         let out = Command::new(env!("CARGO_BIN_EXE_g16"))
             .args(args)
@@ -257,11 +262,7 @@ fn bench_prints_a_table_and_writes_json_lines_and_a_plot() {
         "p.svg",
     ]);
     assert!(out.lines().next().unwrap().contains("cpu ms"), "{out}");
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(sb.path("r.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let lines = sb.json_lines("r.jsonl");
     // 4 ops (+ prove-device, + arkworks' prove) × 2 sizes.
     assert_eq!(lines.len(), 12, "{lines:?}");
     assert_eq!(lines.iter().filter(|m| m["backend"] == "arkworks" && m["op"] == "prove").count(), 2);
@@ -297,11 +298,7 @@ fn bench_proves_the_mostly_bits_assignment_and_says_so() {
     let sb = Sandbox::new("bench-bits");
     let args = ["bench", "--backends", "cpu", "--ops", "prove-assignment", "--sizes", "8", "--runs", "2"];
     sb.ok(&[&args[..], &["--warmup", "0", "--keys-in-memory", "--mostly-bits", "--json", "b.jsonl"]].concat());
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(sb.path("b.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let lines = sb.json_lines("b.jsonl");
     assert_eq!(lines.len(), 2, "the proof and its device section");
     assert!(lines.iter().all(|l| l["includes"].as_str().unwrap().contains("mostly-bits assignment")), "{lines:?}");
     let err = sb.fails(&["bench", "--backends", "cpu", "--ops", "msm-g1", "--sizes", "6", "--mostly-bits"]);
