@@ -226,7 +226,7 @@ impl BuiltinCircuit {
 impl BuiltinCircuit {
     /// Another satisfying assignment of the synthetic circuit (the same constraints, so the
     /// same key), whose values are mostly 0 and 1 as a Filecoin PoRep partition's are: about
-    /// 70 % zeros, 28 % ones and 1.3 % field elements (see the synthetic witness generator).
+    /// 69 % zeros, 30 % ones and 1.1 % field elements (see the synthetic witness generator).
     /// Its public inputs are `z[1..3]`, not [`BuiltinCircuit::public_inputs`]. For measuring
     /// proofs at the 0/1 density of PoRep's witness at sizes no sealed sector here reaches.
     /// `None` for the other kinds.

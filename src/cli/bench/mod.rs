@@ -110,14 +110,14 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with = "keys_in_memory")]
     pub keys_on_device: bool,
     /// prove-assignment and prove-witness with the synthetic circuit's mostly-bits assignment
-    /// (~70 % zeros, 28 % ones, 1.3 % field elements, as a Filecoin PoRep partition's witness
+    /// (~69 % zeros, 30 % ones, 1.1 % field elements, as a Filecoin PoRep partition's witness
     /// is mostly 0/1; docs/perf/filecoin.md) instead of its 60 % bits and 40 % field elements.
     #[arg(long)]
     pub mostly_bits: bool,
 }
 
 /// What `--mostly-bits` adds to a proof op's `includes`.
-const MOSTLY_BITS_INCLUDES: &str = "; the witness: the synthetic circuit's mostly-bits assignment (y = 0 and b₁ = 0 in 31 groups of 32: ~70 % zeros, 28 % ones, 1.3 % field elements, as a Filecoin PoRep witness is mostly 0/1), not its 60 % bits";
+const MOSTLY_BITS_INCLUDES: &str = "; the witness: the synthetic circuit's mostly-bits assignment (y = 0 and b₁ = 0 in 31 groups of 32: ~69 % zeros, 30 % ones, 1.1 % field elements, as a Filecoin PoRep witness is mostly 0/1), not its 60 % bits";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Op {

@@ -46,7 +46,7 @@ const KEPT_Y_MASK: u64 = 31;
 /// Another satisfying assignment of the same circuit whose values are mostly bits, like a
 /// Filecoin PoRep partition's witness (docs/perf/filecoin.md: about half zeros, half ones, under
 /// 5 % other values): in 31 groups of 32 (by y's low bits) y = 0 and b₁ = 0, so
-/// x′ = (x + b₀)·0 + b₂ = b₂. About 70 % of the values are then 0, 28 % are 1, and 1.3 % (the
+/// x′ = (x + b₀)·0 + b₂ = b₂. About 69 % of the values are then 0, 30 % are 1, and 1.1 % (the
 /// other groups' y and x′, and the ends) are field elements. Its public inputs are z[1..3].
 pub(in crate::circuits) fn assignment_mostly_bits(groups: usize, seed: u64) -> Vec<Fr> {
     assignment_of(groups, seed, true)
