@@ -10,7 +10,8 @@
 #       each tree into its own target directory: with one CARGO_TARGET_DIR for both, cargo can
 #       take the other tree's artifacts as fresh (a path package's hash does not name the tree,
 #       and a checkout's files older than the artifacts look unchanged), and both binaries then
-#       embed one tree's kernels. The CUBIN names in the two caches differ when the kernels do.
+#       embed one tree's kernels (prepare stops when the two caches' CUBIN names agree although
+#       kernels/ differs).
 # There, from the repository root (every stage writes its logs and JSON lines under $OUT):
 #   bash benches/device.sh STAGE...
 #       env       Vulkan loaders from .gl/, NVRTC on the loader path, what the machine has
@@ -133,6 +134,14 @@ prepare() {
     # Its own kernel cache: its kernels' sources differ, so their cache files do too.
     (cd "$before" && G16_CACHE_DIR="$D/before/cache" cargo run --release -q -p g16-cuda --example fill_cache -- sm_90) ||
       (cd "$before" && cargo run --release -q -p g16-cuda --example fill_cache -- "$D/before/cache/cuda" sm_90) || exit 1
+  fi
+  # Two builds from one target directory can embed one tree's kernels (see above): then their
+  # kernels' cache names agree although kernels/ differs between the trees.
+  if [ -n "$before" ] && ! git -C "$ROOT" diff --quiet "$(git -C "$before" rev-parse HEAD)" -- kernels &&
+    [ "$(ls "$D/cache/cuda")" = "$(ls "$D/before/cache/cuda")" ]; then
+    echo "kernels/ differs between $before and this tree, but both builds compiled the same kernels:" \
+      "build each tree into its own target directory" >&2
+    exit 1
   fi
   strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance "$D"/filecoin_c2 \
     "$D"/strided_copy ${before:+"$D/before/g16"}
