@@ -32,10 +32,6 @@ pub(crate) const MAX_NTT_LOG2: u32 = if Fr::TWO_ADICITY < 31 { Fr::TWO_ADICITY }
 /// Split tables: `power(i) = hi[i >> 12]·lo[i & 4095]` (`NTT_SPLIT` in ntt.cu).
 const SPLIT: u32 = 12;
 
-/// Elements a block of each pass kernel (`NTT_BLOCK_ELEMS`, `NTT_SMALL_BLOCK_ELEMS` in ntt.cu).
-pub(crate) const BLOCK_ELEMS: u32 = 1024;
-pub(crate) const SMALL_BLOCK_ELEMS: u32 = 512;
-
 /// Stages a round runs in registers (`NTT_LOG_RADIX` in ntt.cu): a block of E elements has
 /// E >> LOG_RADIX threads.
 const LOG_RADIX: u32 = 2;

@@ -70,17 +70,17 @@ pub enum NttBlock {
     #[default]
     Elems1024,
     /// 512 elements (16 KB), 128 threads, 6 blocks an SM: the same occupancy with barriers
-    /// half as wide. 3 % faster at 2^24 on an H100 (docs/perf/cuda.md), not the default until
-    /// its GPU conformance has run.
+    /// half as wide. 3 % faster at 2^24 on an H100 before the p₀ rows of the Fr product
+    /// (docs/perf/cuda.md), not the default until its GPU conformance has run.
     Elems512,
 }
 
 impl NttBlock {
-    /// Elements a block.
+    /// Elements a block (`NTT_BLOCK_ELEMS`, `NTT_SMALL_BLOCK_ELEMS` in ntt.cu).
     pub fn elems(self) -> u32 {
         match self {
-            NttBlock::Elems1024 => crate::ntt::BLOCK_ELEMS,
-            NttBlock::Elems512 => crate::ntt::SMALL_BLOCK_ELEMS,
+            NttBlock::Elems1024 => 1024,
+            NttBlock::Elems512 => 512,
         }
     }
 }
