@@ -181,10 +181,8 @@ int main() {
     const EXTRA: &str = r#"
 #include <algorithm>
 using std::min;
-using std::max;
 #define __shared__ static
 #define __syncthreads() ((void)0)
-struct uint4 { unsigned x, y, z, w; };
 static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 "#;
 
