@@ -25,7 +25,7 @@ use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
 use crate::compile::{self, Kernels};
 use crate::device::CudaDevice;
 use crate::error::{during, CudaError};
-use crate::options::TableBuild;
+use crate::options::{MsmAccumulation, TableBuild};
 use crate::staging::Staging;
 use crate::timing::Timing;
 use phases::Phases;
@@ -147,6 +147,7 @@ pub(crate) struct Msm {
     table_build: TableBuild,
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
+    accumulation: MsmAccumulation,
     workspace: Workspace,
     ones_split: AtomicBool,
 }
@@ -154,7 +155,7 @@ pub(crate) struct Msm {
 impl Msm {
     pub fn new(
         (dev, kernels, timing, staging): (Arc<CudaDevice>, Arc<Kernels>, Arc<Timing>, Arc<Staging>),
-        (tuning, table_build, max_entries): (MsmTuning, TableBuild, u64),
+        (tuning, table_build, max_entries, accumulation): (MsmTuning, TableBuild, u64, MsmAccumulation),
         ones_split: bool,
     ) -> Msm {
         Msm {
@@ -165,6 +166,7 @@ impl Msm {
             planner: planner(tuning),
             table_build,
             max_entries: max_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
+            accumulation,
             workspace: Workspace::new(),
             ones_split: AtomicBool::new(ones_split),
         }

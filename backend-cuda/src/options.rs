@@ -28,6 +28,8 @@ pub struct CudaOptions {
     pub ntt_twiddles: NttTwiddles,
     /// How many elements a block of the NTT's pass kernel holds.
     pub ntt_block: NttBlock,
+    /// How the MSM's threads share out the buckets' additions.
+    pub msm_accumulation: MsmAccumulation,
 }
 
 /// The default of [`CudaOptions::max_msm_entries`]: 2^31 − 1.
@@ -85,6 +87,18 @@ impl NttBlock {
     }
 }
 
+/// How the MSM's accumulation (kernels/msm/) gives its threads the sorted bucket entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MsmAccumulation {
+    /// A thread a bucket (`*_accumulate`): a warp takes as long as its largest bucket.
+    #[default]
+    Buckets,
+    /// Equal slices of the sorted list a thread, across buckets' edges (`*_accumulate_chunks`,
+    /// kernels/msm/balanced.cu), whose parts are then added up: every lane does the same
+    /// number of additions. Not the default until it is measured faster on a GPU.
+    Chunks,
+}
+
 impl Default for CudaOptions {
     fn default() -> Self {
         CudaOptions {
@@ -96,6 +110,7 @@ impl Default for CudaOptions {
             max_msm_entries: MAX_MSM_ENTRIES,
             ntt_twiddles: NttTwiddles::Table,
             ntt_block: NttBlock::Elems1024,
+            msm_accumulation: MsmAccumulation::Buckets,
         }
     }
 }

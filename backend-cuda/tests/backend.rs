@@ -2,7 +2,7 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions, NttBlock, NttTwiddles, TableBuild};
+use g16_cuda::{CudaBackend, CudaOptions, MsmAccumulation, NttBlock, NttTwiddles, TableBuild};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -122,6 +122,33 @@ fn ntt_under_options_matches_arkworks(options: &CudaOptions, seed: &str) {
     b.ntt(&mut d, NttKind::CosetForward).unwrap();
     b.ntt(&mut d, NttKind::CosetInverse).unwrap();
     assert!(b.download_scalars(&d).unwrap() == input, "coset round trip");
+}
+
+/// The MSM accumulated in equal slices of the sorted entries (`MsmAccumulation::Chunks`): the
+/// suite's MSMs and errors on G1 and G2, a witness of mostly bits (a short list: slices of the
+/// least length), scalars that put 99 % of the points in one bucket a window (the big-bucket
+/// path beside cut buckets), and the subgroup check's sums, which take the same accumulation.
+#[test]
+fn msm_accumulated_in_slices_matches_arkworks() {
+    let options = CudaOptions { msm_accumulation: MsmAccumulation::Chunks, ..options() };
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+    let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
+    conformance::msm_g1_matches_arkworks(&b, &sizes);
+    conformance::msm_g2_matches_arkworks(&b, &sizes);
+    conformance::msm_ranges_and_errors(&b);
+    conformance::subgroup_checks_match_the_host(&b, &sizes);
+    let mut rng = test_rng("msm_accumulated_in_slices_matches_arkworks");
+    let n = if large() { 1 << 22 } else { 1 << 15 };
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let db = b.upload_g1_bases(&bases).unwrap();
+    let bits = bit_heavy(n, &mut rng);
+    let shared = Fr::rand(&mut rng);
+    let skewed: Vec<Fr> = (0..n).map(|i| if i % 100 == 0 { Fr::rand(&mut rng) } else { shared }).collect();
+    for (what, scalars) in [("mostly bits", bits), ("skewed", skewed)] {
+        let want = G1Projective::msm_unchecked(&bases, &scalars);
+        let ds = b.upload_scalars(&scalars).unwrap();
+        assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want, "{what}");
+    }
 }
 
 #[test]

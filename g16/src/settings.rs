@@ -204,6 +204,15 @@ impl Settings {
                         _ => None,
                     })?
                     .unwrap_or_default(),
+                msm_accumulation: vars
+                    .parse("G16_CUDA_MSM_ACCUMULATION", "buckets or chunks", |v| {
+                        match v.to_ascii_lowercase().as_str() {
+                            "buckets" => Some(g16_cuda::MsmAccumulation::Buckets),
+                            "chunks" => Some(g16_cuda::MsmAccumulation::Chunks),
+                            _ => None,
+                        }
+                    })?
+                    .unwrap_or_default(),
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {
@@ -328,6 +337,7 @@ mod tests {
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_CUDA_NTT_TWIDDLES", "split"),
             ("G16_CUDA_NTT_BLOCK", "512"),
+            ("G16_CUDA_MSM_ACCUMULATION", "chunks"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_SUBGROUP", "host"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
@@ -341,6 +351,7 @@ mod tests {
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems512);
+        assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Chunks);
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.subgroup_on_device, Some(false));
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));

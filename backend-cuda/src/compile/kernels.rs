@@ -155,6 +155,8 @@ pub enum Kernel {
     ScanAdd,
     MsmBigPlan,
     Accumulate(Curve),
+    AccumulateChunks(Curve),
+    ChunkCarries(Curve),
     BigPieces(Curve),
     BigCombine(Curve),
     BucketReduce(Curve),
@@ -169,7 +171,7 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 37] = [
+    pub const ALL: [Kernel; 41] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::NttRadix4Pass512,
@@ -186,6 +188,8 @@ impl Kernel {
         Kernel::ScanAdd,
         Kernel::MsmBigPlan,
         Kernel::Accumulate(Curve::G1),
+        Kernel::AccumulateChunks(Curve::G1),
+        Kernel::ChunkCarries(Curve::G1),
         Kernel::BigPieces(Curve::G1),
         Kernel::BigCombine(Curve::G1),
         Kernel::BucketReduce(Curve::G1),
@@ -193,6 +197,8 @@ impl Kernel {
         Kernel::OnesSum(Curve::G1),
         Kernel::ShiftBases(Curve::G1),
         Kernel::Accumulate(Curve::G2),
+        Kernel::AccumulateChunks(Curve::G2),
+        Kernel::ChunkCarries(Curve::G2),
         Kernel::BigPieces(Curve::G2),
         Kernel::BigCombine(Curve::G2),
         Kernel::BucketReduce(Curve::G2),
@@ -230,6 +236,10 @@ impl Kernel {
             Kernel::MsmBigPlan => "msm_big_plan",
             Kernel::Accumulate(G1) => "g1_accumulate",
             Kernel::Accumulate(G2) => "g2_accumulate",
+            Kernel::AccumulateChunks(G1) => "g1_accumulate_chunks",
+            Kernel::AccumulateChunks(G2) => "g2_accumulate_chunks",
+            Kernel::ChunkCarries(G1) => "g1_chunk_carries",
+            Kernel::ChunkCarries(G2) => "g2_chunk_carries",
             Kernel::BigPieces(G1) => "g1_big_pieces",
             Kernel::BigPieces(G2) => "g2_big_pieces",
             Kernel::BigCombine(G1) => "g1_big_combine",
@@ -270,6 +280,8 @@ impl Kernel {
             | Kernel::ScanAdd
             | Kernel::MsmBigPlan
             | Kernel::Accumulate(_)
+            | Kernel::AccumulateChunks(_)
+            | Kernel::ChunkCarries(_)
             | Kernel::BigPieces(_)
             | Kernel::BigCombine(_)
             | Kernel::BucketReduce(_)
@@ -355,6 +367,29 @@ impl Kernel {
                 write("out", c.xyzz()),
                 write("big_list", BigBucket),
                 write("big_count", U32),
+            ],
+            Kernel::AccumulateChunks(c) => vec![
+                read("bases", c.affine()),
+                read("sorted", U32),
+                read("offsets", U32),
+                read("counts", U32),
+                u32("buckets"),
+                u32("chunk_min"),
+                u32("big"),
+                write("out", c.xyzz()),
+                write("carries", c.xyzz()),
+                write("tails", U32),
+                write("big_list", BigBucket),
+                write("big_count", U32),
+            ],
+            Kernel::ChunkCarries(c) => vec![
+                read("offsets", U32),
+                read("counts", U32),
+                u32("buckets"),
+                u32("chunk_min"),
+                read("tails", U32),
+                read("carries", c.xyzz()),
+                write("out", c.xyzz()),
             ],
             Kernel::BigPieces(c) => vec![
                 read("bases", c.affine()),

@@ -50,6 +50,8 @@ pub const SCAN: Part = part!("util/scan.cu");
 pub const SORT: Part = part!("msm/sort.cu");
 /// The MSM's bucket accumulation and reduction.
 pub const BUCKET: Part = part!("msm/bucket.cu");
+/// The accumulation in equal slices of the sorted entries (`MsmAccumulation::Chunks`).
+pub const BALANCED: Part = part!("msm/balanced.cu");
 /// Shifted bases for the MSM's shared bucket layout.
 pub const TABLE: Part = part!("msm/table.cu");
 /// Fixed-base scalar multiplication over a host-built table (key generation).
@@ -83,7 +85,7 @@ pub fn programs() -> Vec<Program> {
     vec![
         Program::of("ntt", &[FP, NTT, POINTWISE]),
         Program::of("r1cs", &[FP, SPMV, CHECK]),
-        Program::of("msm", &[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, TABLE]),
+        Program::of("msm", &[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, BALANCED, TABLE]),
         Program::of("fixed_base", &[FP, FQ2, XYZZ, FIXED_BASE]),
         Program::of("subgroup", &[FP, FQ2, XYZZ, SUBGROUP]),
     ]

@@ -8,6 +8,11 @@ use g16_backend::timeline::SpanId;
 use super::{Curve, Msm, MsmPlan, BIG_PIECE, ONES_BLOCKS};
 use crate::compile::{Arg, Kernel};
 use crate::error::CudaError;
+use crate::options::MsmAccumulation;
+
+/// The shortest slice of the sorted entries a thread of the balanced accumulation takes: few
+/// buckets are cut where the list is short.
+const CHUNK_MIN: u32 = 64;
 
 /// One MSM's phases on the compute stream, with buffers from the workspace; the host waits
 /// only for the final download.
@@ -170,8 +175,9 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         Ok(())
     }
 
-    /// One thread per bucket; the big buckets by whole blocks, planned on the device. A big
-    /// bucket has more than `big` entries, which bounds their number. Returns the bucket sums.
+    /// One thread per bucket, or equal slices of the sorted entries (`MsmAccumulation`); the
+    /// big buckets by whole blocks, planned on the device. A big bucket has more than `big`
+    /// entries, which bounds their number. Returns the bucket sums.
     fn accumulate(&self, digits: &Digits, offsets: u64, sorted: u64) -> Result<u64, CudaError> {
         let (plan, curve, dev) = (&self.plan, self.curve, &self.msm.dev);
         let (buckets, entries, xw) = (plan.buckets(), plan.entries(), curve.xyzz_words);
@@ -184,29 +190,64 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         let pieces = self.ws("MSM big-bucket pieces", max_pieces * 2)?;
         let partials = self.ws("MSM big-bucket partial sums", max_pieces * xw)?;
         self.span("accumulate", || {
-            self.launch(
-                Kernel::Accumulate(curve.kernels),
-                (buckets as u32).div_ceil(128),
-                128,
-                &[
-                    Arg::Ptr(self.points),
-                    Arg::Ptr(sorted),
-                    Arg::Ptr(offsets),
-                    Arg::Ptr(digits.counts),
-                    Arg::U32(buckets as u32),
-                    Arg::U32(plan.big),
-                    Arg::Ptr(sums),
-                    Arg::Ptr(big_list),
-                    Arg::Ptr(digits.big_count),
-                ],
-            )?;
+            let (points, big) = (Arg::Ptr(self.points), Arg::U32(plan.big));
+            let (counts, big_count) = (Arg::Ptr(digits.counts), Arg::Ptr(digits.big_count));
+            match self.msm.accumulation {
+                MsmAccumulation::Buckets => self.launch(
+                    Kernel::Accumulate(curve.kernels),
+                    (buckets as u32).div_ceil(128),
+                    128,
+                    &[
+                        points,
+                        Arg::Ptr(sorted),
+                        Arg::Ptr(offsets),
+                        counts,
+                        Arg::U32(buckets as u32),
+                        big,
+                        Arg::Ptr(sums),
+                        Arg::Ptr(big_list),
+                        big_count,
+                    ],
+                )?,
+                MsmAccumulation::Chunks => {
+                    // The kernels read the list's length and cut at most `buckets` slices
+                    // (kernels/msm/balanced.cu); slice 0 runs even with no entries.
+                    let slices = buckets + 1;
+                    let carries = self.ws("MSM slice carries", slices * xw)?;
+                    let tails = self.ws("MSM slice tails", slices)?;
+                    let (grid, buckets, chunk_min) =
+                        ((slices as u32).div_ceil(128), Arg::U32(buckets as u32), Arg::U32(CHUNK_MIN));
+                    self.launch(
+                        Kernel::AccumulateChunks(curve.kernels),
+                        grid,
+                        128,
+                        &[
+                            points,
+                            Arg::Ptr(sorted),
+                            Arg::Ptr(offsets),
+                            counts,
+                            buckets,
+                            chunk_min,
+                            big,
+                            Arg::Ptr(sums),
+                            Arg::Ptr(carries),
+                            Arg::Ptr(tails),
+                            Arg::Ptr(big_list),
+                            big_count,
+                        ],
+                    )?;
+                    let (tails, carries) = (Arg::Ptr(tails), Arg::Ptr(carries));
+                    let args = [Arg::Ptr(offsets), counts, buckets, chunk_min, tails, carries, Arg::Ptr(sums)];
+                    self.launch(Kernel::ChunkCarries(curve.kernels), grid, 128, &args)?;
+                }
+            }
             self.launch(
                 Kernel::MsmBigPlan,
                 1,
                 1024,
                 &[
                     Arg::Ptr(big_list),
-                    Arg::Ptr(digits.big_count),
+                    big_count,
                     Arg::U32(BIG_PIECE as u32),
                     Arg::Ptr(table),
                     Arg::Ptr(pieces),
@@ -217,19 +258,13 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                 Kernel::BigPieces(curve.kernels),
                 (max_pieces as u32).min(persistent),
                 curve.threads,
-                &[
-                    Arg::Ptr(self.points),
-                    Arg::Ptr(sorted),
-                    Arg::Ptr(pieces),
-                    Arg::Ptr(digits.pieces_count),
-                    Arg::Ptr(partials),
-                ],
+                &[points, Arg::Ptr(sorted), Arg::Ptr(pieces), Arg::Ptr(digits.pieces_count), Arg::Ptr(partials)],
             )?;
             self.launch(
                 Kernel::BigCombine(curve.kernels),
                 (max_big as u32).div_ceil(64).min(persistent),
                 64,
-                &[Arg::Ptr(table), Arg::Ptr(digits.big_count), Arg::Ptr(partials), Arg::Ptr(sums)],
+                &[Arg::Ptr(table), big_count, Arg::Ptr(partials), Arg::Ptr(sums)],
             )
         })?;
         Ok(sums)

@@ -122,12 +122,14 @@ fn long_msms_are_cut_into_ranges_within_the_entry_bound() {
     }
 }
 
-/// `kernels/msm/bucket.cu`'s accumulation run on the host: compiled with the field and curve
-/// headers by the host's C++ compiler (`G16_HOST_EMULATION`), one bucket a launch in turn,
-/// each bucket's sum against arkworks' sum of its signed bases; buckets above `big` are left
-/// for the big-bucket path and recorded. This checks the kernel's loop, its loads and signs
-/// without a GPU (the GPU suite checks the whole MSM on the device). Without a C++ compiler
-/// it says so loudly and passes, unless `G16_REQUIRE_CXX=1`.
+/// The MSM's accumulations run on the host, `kernels/msm/bucket.cu`'s thread a bucket and
+/// `kernels/msm/balanced.cu`'s slices of the sorted list: compiled with the field and curve
+/// headers by the host's C++ compiler (`G16_HOST_EMULATION`), a launch's threads one after
+/// another, each bucket's sum against arkworks' sum of its signed bases; buckets above `big`
+/// are left for the big-bucket path and recorded. This checks the kernels' loops, loads, signs
+/// and (slices) the hand-over at buckets' edges without a GPU (the GPU suite checks the whole
+/// MSM on the device). Without a C++ compiler it says so loudly and passes, unless
+/// `G16_REQUIRE_CXX=1`.
 mod host_emulation {
     use crate::cxx;
     use ark_ec::AffineRepr;
@@ -141,23 +143,46 @@ mod host_emulation {
     use rand::Rng;
 
     const MAIN: &str = r#"
-// The launch's input (bases, sorted entries, each bucket's offset and count), then one launch
-// of one thread a bucket; out: the big buckets recorded, then each bucket's sum (XYZZ words).
+// The launch's input (bases, sorted entries, each bucket's offset and count); then either one
+// launch of a thread a bucket (chunk_min 0) or the balanced accumulation's two launches of
+// buckets + 1 threads; out: the big buckets recorded, then each bucket's sum (XYZZ words).
 template <class F>
 static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, const u32*, u32, u32, Xyzz<F>*,
-                                   BigBucket*, u32*)) {
+                                   BigBucket*, u32*),
+                void (*chunks)(const Affine<F>*, const u32*, const u32*, const u32*, u32, u32, u32, Xyzz<F>*,
+                               Xyzz<F>*, u32*, BigBucket*, u32*),
+                void (*carries)(const u32*, const u32*, u32, u32, const u32*, const Xyzz<F>*, Xyzz<F>*)) {
   const unsigned n = read_u32(), buckets = read_u32(), entries = read_u32(), big = read_u32();
+  const unsigned chunk_min = read_u32();
   std::vector<Affine<F>> bases = read_items<Affine<F>>(n);
   std::vector<u32> sorted = read_items<u32>(entries), offsets = read_items<u32>(buckets);
   std::vector<u32> counts = read_items<u32>(buckets);
-  std::vector<Xyzz<F>> out(buckets);
+  std::vector<Xyzz<F>> out(buckets), slice_carries(buckets + 1);
+  std::vector<u32> tails(buckets + 1);
+  // Poisoned, so that a sum the kernels never write cannot pass for the identity.
+  memset(out.data(), 0x5a, out.size() * sizeof(Xyzz<F>));
+  memset(slice_carries.data(), 0x5a, slice_carries.size() * sizeof(Xyzz<F>));
   std::vector<BigBucket> big_list(buckets);
   u32 big_count = 0;
-  blockDim.x = 1; gridDim.x = buckets; threadIdx.x = 0;
-  for (unsigned k = 0; k < buckets; k++) {
-    blockIdx.x = k;
-    accumulate(bases.data(), sorted.data(), offsets.data(), counts.data(), buckets, big, out.data(), big_list.data(),
-               &big_count);
+  blockDim.x = 1; threadIdx.x = 0;
+  if (chunk_min == 0) {
+    gridDim.x = buckets;
+    for (unsigned k = 0; k < buckets; k++) {
+      blockIdx.x = k;
+      accumulate(bases.data(), sorted.data(), offsets.data(), counts.data(), buckets, big, out.data(),
+                 big_list.data(), &big_count);
+    }
+  } else {
+    gridDim.x = buckets + 1;
+    for (unsigned t = 0; t <= buckets; t++) {
+      blockIdx.x = t;
+      chunks(bases.data(), sorted.data(), offsets.data(), counts.data(), buckets, chunk_min, big, out.data(),
+             slice_carries.data(), tails.data(), big_list.data(), &big_count);
+    }
+    for (unsigned t = 0; t <= buckets; t++) {
+      blockIdx.x = t;
+      carries(offsets.data(), counts.data(), buckets, chunk_min, tails.data(), slice_carries.data(), out.data());
+    }
   }
   printf("%u", big_count);
   for (unsigned j = 0; j < big_count; j++) printf(" %u %u %u", big_list[j].key, big_list[j].start, big_list[j].count);
@@ -172,7 +197,8 @@ static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, con
 int main() {
   char curve[3];
   if (scanf("%2s", curve) != 1) return 2;
-  if (!strcmp(curve, "g1")) run(g1_accumulate); else run(g2_accumulate);
+  if (!strcmp(curve, "g1")) run(g1_accumulate, g1_accumulate_chunks, g1_chunk_carries);
+  else run(g2_accumulate, g2_accumulate_chunks, g2_chunk_carries);
   return 0;
 }
 "#;
@@ -180,6 +206,7 @@ int main() {
     /// Emulation-only stand-ins for what the MSM's other kernels use from CUDA.
     const EXTRA: &str = r#"
 #include <algorithm>
+using std::max;
 using std::min;
 #define __shared__ static
 #define __syncthreads() ((void)0)
@@ -187,20 +214,22 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 "#;
 
     fn build() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-        use crate::compile::{unit, BUCKET, FP, FQ2, SCAN, SORT, XYZZ};
-        let kernels = unit(&[FP, FQ2, XYZZ, SCAN, SORT, BUCKET]);
+        use crate::compile::{unit, BALANCED, BUCKET, FP, FQ2, SCAN, SORT, XYZZ};
+        let kernels = unit(&[FP, FQ2, XYZZ, SCAN, SORT, BUCKET, BALANCED]);
         let source = format!("{}{EXTRA}\n{kernels}\n{}\n{MAIN}", cxx::SERIAL_LAUNCH, cxx::ITEM_READERS);
         cxx::build_in_temp("the host-emulated MSM accumulation", "host-msm-accumulate", &source)
     }
 
     /// Buckets of random signed entries of every length 0 … 9, one above `BIG`, and two edge
     /// cases: a base added to itself (the addition doubles) and a base and its negation (the
-    /// sum is the identity).
+    /// sum is the identity); empty buckets first and last, and a run of them in between.
     fn buckets(n: usize, rng: &mut impl Rng) -> Vec<Vec<u32>> {
         let mut entry = || rng.gen_range(0..n as u32) | if rng.gen() { 1 << 31 } else { 0 };
         let mut buckets: Vec<Vec<u32>> = (0..10).map(|len| (0..len).map(|_| entry()).collect()).collect();
         buckets.push((0..BIG + 3).map(|_| entry()).collect());
+        buckets.extend([vec![], vec![], vec![]]);
         buckets.push(vec![5, 5, 5]);
+        buckets.push((0..BIG).map(|_| entry()).collect());
         buckets.push(vec![7, 7 | 1 << 31, 9]);
         buckets.push(vec![]);
         buckets
@@ -208,21 +237,33 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 
     const BIG: u32 = 12;
 
+    /// How the accumulation is launched: a thread a bucket, or slices of at least `chunk_min`
+    /// entries (the 66 entries here make slices of 4 entries at chunk_min 1: many buckets cut,
+    /// some across three slices).
+    #[derive(Clone, Copy, Debug)]
+    enum Launch {
+        Buckets,
+        Chunks { chunk_min: u32 },
+    }
+
     /// Runs one curve's accumulation on the host and checks every bucket.
     fn check<A: AffineRepr>(
         exe: &std::path::Path,
-        curve: &str,
+        (curve, launch): (&str, Launch),
         bases: &[A],
         (base_words, to): (usize, fn(&A, &mut [u32])),
         (xyzz_words, from): (usize, fn(&[u32]) -> A::Group),
-        rng: &mut impl Rng,
+        buckets: &[Vec<u32>],
     ) {
-        let buckets = buckets(bases.len(), rng);
         let sorted: Vec<u32> = buckets.concat();
         let counts: Vec<u32> = buckets.iter().map(|b| b.len() as u32).collect();
         let offsets: Vec<u32> = counts.iter().scan(0, |at, c| Some(std::mem::replace(at, *at + c))).collect();
         let hex = |w: &[u32]| w.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" ");
-        let mut input = format!("{curve} {} {} {} {BIG}\n", bases.len(), buckets.len(), sorted.len());
+        let chunk_min = match launch {
+            Launch::Buckets => 0,
+            Launch::Chunks { chunk_min } => chunk_min,
+        };
+        let mut input = format!("{curve} {} {} {} {BIG} {chunk_min}\n", bases.len(), buckets.len(), sorted.len());
         input.push_str(&hex(&to_words(bases, base_words, to)));
         for list in [&sorted, &offsets, &counts] {
             input.push('\n');
@@ -233,26 +274,31 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
         let mut lines = output.lines();
         let big: Vec<u32> =
             lines.next().expect("big line").split_whitespace().map(|x| x.parse().expect("u32")).collect();
-        let big_key = buckets.iter().position(|b| b.len() as u32 > BIG).expect("a big bucket") as u32;
-        assert_eq!(big, [1, big_key, offsets[big_key as usize], counts[big_key as usize]], "{curve}: the big buckets");
+        let big_keys: Vec<usize> = (0..buckets.len()).filter(|&k| buckets[k].len() as u32 > BIG).collect();
+        let want_big: Vec<u32> = std::iter::once(big_keys.len() as u32)
+            .chain(big_keys.iter().flat_map(|&k| [k as u32, offsets[k], counts[k]]))
+            .collect();
+        assert_eq!(big, want_big, "{curve} {launch:?}: the big buckets");
+        let mut seen = 0;
         for (k, line) in lines.enumerate() {
             let words: Vec<u32> = line.split_whitespace().map(|x| u32::from_str_radix(x, 16).expect("hex")).collect();
-            assert_eq!(words.len(), xyzz_words, "{curve} bucket {k}");
+            assert_eq!(words.len(), xyzz_words, "{curve} {launch:?} bucket {k}");
+            seen += 1;
+            if big_keys.contains(&k) {
+                continue; // left for the big-bucket path, which writes it
+            }
             let got = from(&words);
-            let want = if k as u32 == big_key {
-                A::Group::zero() // left for the big-bucket path
-            } else {
-                buckets[k].iter().fold(A::Group::zero(), |acc, &e| {
-                    let p = bases[(e & 0x7fff_ffff) as usize].into_group();
-                    if e >> 31 == 1 {
-                        acc - p
-                    } else {
-                        acc + p
-                    }
-                })
-            };
-            assert!(got == want, "{curve} bucket {k} ({:?}): the kernel's sum differs from arkworks'", buckets[k]);
+            let want = buckets[k].iter().fold(A::Group::zero(), |acc, &e| {
+                let p = bases[(e & 0x7fff_ffff) as usize].into_group();
+                if e >> 31 == 1 {
+                    acc - p
+                } else {
+                    acc + p
+                }
+            });
+            assert!(got == want, "{curve} {launch:?} bucket {k} ({:?}): the kernel's sum differs from arkworks'", buckets[k]);
         }
+        assert_eq!(seen, buckets.len(), "{curve} {launch:?}: a sum a bucket");
     }
 
     #[test]
@@ -261,8 +307,26 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
         let mut rng = test_rng("accumulation_on_the_host_sums_each_bucket_as_arkworks_does");
         let g1: Vec<G1Affine> = random_points::<G1Projective, _>(32, &mut rng);
         let g2: Vec<G2Affine> = random_points::<G2Projective, _>(32, &mut rng);
-        check(&exe, "g1", &g1, (G1_WORDS, g1_to_words), (G1_XYZZ_WORDS, g1_xyzz_to_projective), &mut rng);
-        check(&exe, "g2", &g2, (G2_WORDS, g2_to_words), (G2_XYZZ_WORDS, g2_xyzz_to_projective), &mut rng);
+        let launches = [
+            Launch::Buckets,
+            Launch::Chunks { chunk_min: 1 },
+            Launch::Chunks { chunk_min: 7 },
+            Launch::Chunks { chunk_min: 64 },
+        ];
+        let (g1_words, g2_words) =
+            ((G1_WORDS, g1_to_words as fn(&G1Affine, &mut [u32])), (G2_WORDS, g2_to_words as fn(&G2Affine, &mut [u32])));
+        let (g1_xyzz, g2_xyzz) = ((G1_XYZZ_WORDS, g1_xyzz_to_projective as fn(&[u32]) -> G1Projective), (
+            G2_XYZZ_WORDS,
+            g2_xyzz_to_projective as fn(&[u32]) -> G2Projective,
+        ));
+        for launch in launches {
+            let lists = buckets(32, &mut rng);
+            check(&exe, ("g1", launch), &g1, g1_words, g1_xyzz, &lists);
+            check(&exe, ("g2", launch), &g2, g2_words, g2_xyzz, &lists);
+            // No entries at all: every bucket the identity.
+            let empty = vec![vec![]; 9];
+            check(&exe, ("g1", launch), &g1, g1_words, g1_xyzz, &empty);
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
