@@ -105,11 +105,12 @@ fn ntt_with_split_twiddles_matches_arkworks() {
     ntt_under_options_matches_arkworks(&options, "ntt_with_split_twiddles_matches_arkworks");
 }
 
-/// The NTT's pass kernel in blocks of 512 elements (`NttBlock::Elems512`), likewise.
+/// The NTT's pass kernel in blocks of 1024 elements (`NttBlock::Elems1024`; the default is
+/// 512), likewise.
 #[test]
-fn ntt_in_blocks_of_512_matches_arkworks() {
-    let options = CudaOptions { ntt_block: NttBlock::Elems512, ..options() };
-    ntt_under_options_matches_arkworks(&options, "ntt_in_blocks_of_512_matches_arkworks");
+fn ntt_in_blocks_of_1024_matches_arkworks() {
+    let options = CudaOptions { ntt_block: NttBlock::Elems1024, ..options() };
+    ntt_under_options_matches_arkworks(&options, "ntt_in_blocks_of_1024_matches_arkworks");
 }
 
 fn ntt_under_options_matches_arkworks(options: &CudaOptions, seed: &str) {
@@ -124,20 +125,20 @@ fn ntt_under_options_matches_arkworks(options: &CudaOptions, seed: &str) {
     assert!(b.download_scalars(&d).unwrap() == input, "coset round trip");
 }
 
-/// The MSM accumulated in equal slices of the sorted entries (`MsmAccumulation::Chunks`): the
-/// suite's MSMs and errors on G1 and G2, a witness of mostly bits (a short list: slices of the
-/// least length), scalars that put 99 % of the points in one bucket a window (the big-bucket
-/// path beside cut buckets), and the subgroup check's sums, which take the same accumulation.
+/// The MSM accumulated a bucket a thread (`MsmAccumulation::Buckets`; the default is equal
+/// slices of the sorted entries): the suite's MSMs and errors on G1 and G2, a witness of mostly
+/// bits (a short list), scalars that put 99 % of the points in one bucket a window (the
+/// big-bucket path), and the subgroup check's sums, which take the same accumulation.
 #[test]
-fn msm_accumulated_in_slices_matches_arkworks() {
-    let options = CudaOptions { msm_accumulation: MsmAccumulation::Chunks, ..options() };
+fn msm_accumulated_a_bucket_a_thread_matches_arkworks() {
+    let options = CudaOptions { msm_accumulation: MsmAccumulation::Buckets, ..options() };
     let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
     let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
     conformance::msm_g1_matches_arkworks(&b, &sizes);
     conformance::msm_g2_matches_arkworks(&b, &sizes);
     conformance::msm_ranges_and_errors(&b);
     conformance::subgroup_checks_match_the_host(&b, &sizes);
-    let mut rng = test_rng("msm_accumulated_in_slices_matches_arkworks");
+    let mut rng = test_rng("msm_accumulated_a_bucket_a_thread_matches_arkworks");
     let n = if large() { 1 << 22 } else { 1 << 15 };
     let bases = random_points::<G1Projective, _>(n, &mut rng);
     let db = b.upload_g1_bases(&bases).unwrap();

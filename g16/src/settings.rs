@@ -42,6 +42,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_TABLE_BUILD",
     "G16_CUDA_NTT_TWIDDLES",
     "G16_CUDA_NTT_BLOCK",
+    "G16_CUDA_MSM_ACCUMULATION",
     "G16_WGPU_ARITH",
     "G16_WGPU_SUBGROUP",
     "G16_NO_PIPELINE_CACHE",
@@ -336,8 +337,8 @@ mod tests {
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_CUDA_NTT_TWIDDLES", "split"),
-            ("G16_CUDA_NTT_BLOCK", "512"),
-            ("G16_CUDA_MSM_ACCUMULATION", "chunks"),
+            ("G16_CUDA_NTT_BLOCK", "1024"),
+            ("G16_CUDA_MSM_ACCUMULATION", "buckets"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_SUBGROUP", "host"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
@@ -350,8 +351,8 @@ mod tests {
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
-        assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems512);
-        assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Chunks);
+        assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
+        assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.subgroup_on_device, Some(false));
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));

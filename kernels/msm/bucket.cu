@@ -3,7 +3,7 @@
 // timed as a span by the host; no host round trip until the result.
 //
 //   accumulate  *_accumulate: one thread per bucket sums its points into XYZZ with mixed
-//               additions. Buckets larger than `big` are left to the big-bucket path:
+//               additions (msm/balanced.cu: the default, equal slices of the list a thread). Buckets larger than `big` are left to the big-bucket path:
 //               msm_big_plan cuts them into pieces, *_big_pieces sums the pieces with whole
 //               blocks, *_big_combine adds each bucket's pieces; so a skewed distribution
 //               where most scalars share a digit does not leave one thread doing it all.

@@ -217,8 +217,8 @@ DEVICE void ntt_pass(const Fr* __restrict__ in, Fr* __restrict__ out, const Fr* 
                     store_hi, store_lo);                                                                     \
   }
 
-// 1024 elements in 256 threads, 3 blocks an SM: the default.
+// 1024 elements in 256 threads, 3 blocks an SM (`NttBlock::Elems1024`).
 NTT_PASS_KERNEL(ntt_radix4_pass, NTT_BLOCK_ELEMS, 3)
-// 512 elements in 128 threads, 6 blocks an SM: the same occupancy with barriers half as wide
-// (`CudaOptions::ntt_block`; docs/perf/cuda.md: NTT pass kernel).
+// 512 elements in 128 threads, 6 blocks an SM: the same occupancy with barriers half as wide,
+// and the default (`CudaOptions::ntt_block`; docs/perf/cuda.md: NTT pass kernel).
 NTT_PASS_KERNEL(ntt_radix4_pass_512, NTT_SMALL_BLOCK_ELEMS, 6)

@@ -296,7 +296,11 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
                     acc + p
                 }
             });
-            assert!(got == want, "{curve} {launch:?} bucket {k} ({:?}): the kernel's sum differs from arkworks'", buckets[k]);
+            assert!(
+                got == want,
+                "{curve} {launch:?} bucket {k} ({:?}): the kernel's sum differs from arkworks'",
+                buckets[k]
+            );
         }
         assert_eq!(seen, buckets.len(), "{curve} {launch:?}: a sum a bucket");
     }
@@ -313,12 +317,14 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
             Launch::Chunks { chunk_min: 7 },
             Launch::Chunks { chunk_min: 64 },
         ];
-        let (g1_words, g2_words) =
-            ((G1_WORDS, g1_to_words as fn(&G1Affine, &mut [u32])), (G2_WORDS, g2_to_words as fn(&G2Affine, &mut [u32])));
-        let (g1_xyzz, g2_xyzz) = ((G1_XYZZ_WORDS, g1_xyzz_to_projective as fn(&[u32]) -> G1Projective), (
-            G2_XYZZ_WORDS,
-            g2_xyzz_to_projective as fn(&[u32]) -> G2Projective,
-        ));
+        let (g1_words, g2_words) = (
+            (G1_WORDS, g1_to_words as fn(&G1Affine, &mut [u32])),
+            (G2_WORDS, g2_to_words as fn(&G2Affine, &mut [u32])),
+        );
+        let (g1_xyzz, g2_xyzz) = (
+            (G1_XYZZ_WORDS, g1_xyzz_to_projective as fn(&[u32]) -> G1Projective),
+            (G2_XYZZ_WORDS, g2_xyzz_to_projective as fn(&[u32]) -> G2Projective),
+        );
         for launch in launches {
             let lists = buckets(32, &mut rng);
             check(&exe, ("g1", launch), &g1, g1_words, g1_xyzz, &lists);
