@@ -8,6 +8,21 @@ use plotters::prelude::*;
 use super::measurement::Measurement;
 use crate::cli::CliError;
 
+/// The plot's title: every device and commit of the measurements, in the order first seen (a
+/// plot drawn from several runs' files names each build it shows).
+fn caption(results: &[Measurement]) -> String {
+    let distinct = |field: fn(&Measurement) -> &str| {
+        let mut seen: Vec<&str> = Vec::new();
+        for m in results {
+            if !seen.contains(&field(m)) {
+                seen.push(field(m));
+            }
+        }
+        seen.join(", ")
+    };
+    format!("g16 bench ({} @ {})", distinct(|m| &m.device), distinct(|m| &m.commit))
+}
+
 pub fn write_svg(path: &Path, results: &[Measurement]) -> Result<(), CliError> {
     let err = |e: &dyn std::fmt::Display| CliError::Usage(format!("plot {}: {e}", path.display()));
     if results.is_empty() {
@@ -23,9 +38,8 @@ pub fn write_svg(path: &Path, results: &[Measurement]) -> Result<(), CliError> {
 
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let device = results[0].device.clone();
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("g16 bench ({} @ {})", device, results[0].commit), ("sans-serif", 20))
+        .caption(caption(results), ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -59,4 +73,24 @@ pub fn write_svg(path: &Path, results: &[Measurement]) -> Result<(), CliError> {
         .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use g16::backend::{Backend, CpuBackend};
+
+    #[test]
+    fn caption_names_every_device_and_commit_once() {
+        let info = CpuBackend::new().info();
+        let at = |commit: &str, device: &str| {
+            let mut m = super::super::measurement::measurement(&info, "ntt", "", 1, &[1.0]);
+            (m.commit, m.device) = (commit.to_string(), device.to_string());
+            m
+        };
+        let one = [at("a1", "H200"), at("a1", "H200")];
+        assert_eq!(caption(&one), "g16 bench (H200 @ a1)");
+        let mixed = [at("a1", "H200"), at("b2", "H200"), at("a1", "H100"), at("c3", "H200")];
+        assert_eq!(caption(&mixed), "g16 bench (H200, H100 @ a1, b2, c3)");
+    }
 }
