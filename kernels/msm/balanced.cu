@@ -58,9 +58,14 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
   if (t != 0 && (u64)t * chunk >= entries) return;
   const u32 s = t * chunk, e = min(s + chunk, entries);
   tails[t] = MSM_NO_TAIL;
+  // Bucket k spans [start, end); the end of bucket k + 1 is loaded a bucket ahead, so that a
+  // lane crossing a bucket's edge does not stall its warp on a load (with small buckets some
+  // lane of a warp crosses one nearly every addition).
+  auto end_of = [&](u32 b) { return b + 1 < buckets ? offsets[b + 1] : entries; };
   u32 k = first_bucket_at(offsets, counts, buckets, s);
   u32 start = k < buckets ? offsets[k] : entries;
-  u32 end = k < buckets ? start + counts[k] : entries;
+  u32 end = k < buckets ? end_of(k) : entries;
+  u32 next_end = k + 1 < buckets ? end_of(k + 1) : entries;
   Xyzz<F> acc = Xyzz<F>::identity();
   // Bucket k's part in this slice is done: out (its owner), carries (a later part) or the
   // big-bucket list (its owner, nothing summed).
@@ -86,8 +91,9 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
     while (j >= end) {
       finish();
       k++;
-      start = offsets[k];
-      end = start + counts[k];
+      start = end;
+      end = next_end;
+      next_end = k + 1 < buckets ? end_of(k + 1) : entries;
     }
     if (end - start <= big) {
       const u32 entry = sorted[j];
