@@ -305,6 +305,30 @@ fn bench_proves_the_mostly_bits_assignment_and_says_so() {
     assert!(err.contains("--mostly-bits is for prove-assignment and prove-witness"), "{err}");
 }
 
+/// Each JSON line names the tuning variables the run was given, as written, and a run at the
+/// defaults has none: a file of several runs says which line ran under which setting.
+#[cfg(feature = "cuda")]
+#[test]
+fn bench_lines_name_the_settings_they_ran_under() {
+    let sb = Sandbox::new("bench-settings");
+    let args = ["bench", "--backends", "cpu", "--ops", "ntt", "--sizes", "6", "--runs", "1", "--json", "s.jsonl"];
+    sb.ok(&args);
+    let out = Command::new(env!("CARGO_BIN_EXE_g16"))
+        .args(args)
+        .env("G16_CACHE_DIR", sb.path("cache"))
+        .env("G16_CUDA_MSM_WINDOW", "13")
+        .env("G16_CUDA_NTT_BLOCK", " 1024 ")
+        .current_dir(&sb.dir)
+        .output()
+        .expect("run g16");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = sb.json_lines("s.jsonl");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].get("settings").is_none(), "defaults: no settings named: {}", lines[0]);
+    let want = serde_json::json!({"G16_CUDA_MSM_WINDOW": "13", "G16_CUDA_NTT_BLOCK": "1024"});
+    assert_eq!(lines[1]["settings"], want, "{}", lines[1]);
+}
+
 #[test]
 fn bench_keys_in_memory_and_scaling_from_json() {
     let sb = Sandbox::new("bench-memory");

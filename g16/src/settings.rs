@@ -2,6 +2,8 @@
 //! options: nothing below this module reads a `G16_*` variable. docs/tuning.md lists every
 //! name, its values and its default; a value that cannot be used is an error naming it.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::key_store::KeyStore;
@@ -29,6 +31,9 @@ pub struct Settings {
     /// The wgpu backend's options (the ordinal is set when a device opens).
     #[cfg(feature = "wgpu")]
     pub wgpu: g16_wgpu::WgpuOptions,
+    /// The tuning variables given (name and value as written; `G16_CACHE_DIR` left out), so a
+    /// measurement can say what it ran under (`g16 bench`'s JSON lines).
+    pub given: BTreeMap<String, String>,
 }
 
 /// Every `G16_*` name g16 reads: the settings above, and the tests' own.
@@ -73,15 +78,21 @@ pub fn unknown_variables() -> Vec<String> {
         .collect()
 }
 
-/// Reads and checks variables of one environment.
-struct Vars<F: Fn(&str) -> Option<String>>(F);
+/// Reads and checks variables of one environment, noting the `G16_*` ones that had a value.
+struct Vars<F: Fn(&str) -> Option<String>>(F, RefCell<BTreeMap<String, String>>);
 
 // reason: a CPU-only build reads no backend's variables
 #[cfg_attr(not(any(feature = "cuda", feature = "wgpu")), allow(dead_code))]
 impl<F: Fn(&str) -> Option<String>> Vars<F> {
     /// The variable's value; an empty one counts as unset.
     fn get(&self, name: &str) -> Option<String> {
-        (self.0)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+        let value = (self.0)(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        if let Some(v) = &value {
+            if name.starts_with("G16_") && name != "G16_CACHE_DIR" {
+                self.1.borrow_mut().insert(name.to_string(), v.clone());
+            }
+        }
+        value
     }
 
     fn parse<T>(
@@ -162,7 +173,7 @@ impl Settings {
 
     /// The settings `var` gives (the environment, or a test's table).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Settings, SettingsError> {
-        let vars = Vars(var);
+        let vars = Vars(var, RefCell::default());
         let cache_dir = vars
             .get("G16_CACHE_DIR")
             .map(PathBuf::from)
@@ -244,6 +255,8 @@ impl Settings {
                 ..g16_wgpu::WgpuOptions::default()
             },
             cache_dir,
+            // Last: the fields above have read every variable.
+            given: vars.1.take(),
         })
     }
 
@@ -353,6 +366,10 @@ mod tests {
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
         assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);
+        // Every tuning variable given is named, the cache directory not.
+        assert_eq!(s.given.get("G16_CUDA_NTT_BLOCK").map(String::as_str), Some("1024"));
+        assert_eq!(s.given.get("G16_WGPU_ARITH").map(String::as_str), Some("u32"));
+        assert!(!s.given.contains_key("G16_CACHE_DIR"), "{:?}", s.given);
         assert!(s.wgpu.force_u32);
         assert_eq!(s.wgpu.subgroup_on_device, Some(false));
         assert_eq!(s.wgpu.pipeline_cache, Some(PathBuf::from("/c/wgpu")));

@@ -38,6 +38,10 @@ pub struct Measurement {
     /// shifted bases of CUDA and wgpu), wall ms; outside `median_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bases_upload_ms: Option<f64>,
+    /// The `G16_*` tuning variables the run was given (docs/tuning.md), as written; none:
+    /// every setting at its default.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
 }
 
 /// Per span name, the median over the runs (a name missing from a run counts as 0 there).
@@ -97,6 +101,7 @@ pub fn measurement(info: &BackendInfo, op: &str, includes: &str, size: u32, time
         date: stamp::today_utc(),
         phases_ms: BTreeMap::new(),
         bases_upload_ms: None,
+        settings: BTreeMap::new(),
     }
 }
 

@@ -249,6 +249,9 @@ pub fn run(settings: &Settings, args: BenchArgs) -> Result<(), CliError> {
         }
     }
     bar.finish_and_clear();
+    for m in &mut results {
+        m.settings = settings.given.clone();
+    }
 
     print_table(&results);
     if let Some(path) = &args.json {
