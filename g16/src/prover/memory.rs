@@ -130,13 +130,14 @@ impl MemoryPlan {
 
 /// The workspace of an MSM of n points: sorted entries and the ones list (a word each), and
 /// a window's bucket set with its counts, offsets and cursors, at the width the
-/// length-based rule picks (⌈log2 n⌉ − 6 within the widths).
+/// length-based rule picks (⌈log2 n⌉ − 6 within the widths); CUDA's sliced accumulation adds
+/// a bucket's worth of carries and a tail word a slice, at most a slice a bucket.
 fn msm_workspace(n: u64) -> u64 {
     let log = u64::BITS - n.max(1).leading_zeros();
     let c = log.saturating_sub(6).clamp(*WINDOW_WIDTHS.start(), *WINDOW_WIDTHS.end());
     let layout = Layout::windowed(c);
     let entries = layout.entries(n as usize) * 4 + n * 4;
-    let buckets = layout.buckets() * (3 * 4 + G2_BUCKET_BYTES);
+    let buckets = layout.buckets() * (4 * 4 + 2 * G2_BUCKET_BYTES);
     entries + buckets
 }
 
