@@ -88,6 +88,12 @@
 #                 anchors-ntt-split-twiddles.jsonl, and in blocks of 512 elements into
 #                 anchors-ntt-512.jsonl). Every other line goes to anchors.jsonl in
 #                 the bench schema
+#       ab        settings against each other in alternating fresh processes: each of VARIANTS
+#                 (';' between variants, each a list of NAME=VALUE, empty for the defaults:
+#                 VARIANTS=";G16_CUDA_MSM_ACCUMULATION=buckets" is the defaults against one) runs
+#                 `g16 bench --backends cuda --ops OPS --sizes SIZES` (default msm-g1, 22..24),
+#                 ROUNDS times in turn (default 2), into ab.jsonl, whose lines name their
+#                 settings; then each variant's medians by op and size, its phases beside them
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -661,9 +667,33 @@ anchors() {
   python3 "$ROOT/benches/anchors/sppark/to_bench.py" --table "$json"
 }
 
+ab() {
+  local json="$OUT/ab.jsonl" variants v
+  IFS=';' read -r -a variants <<<"${VARIANTS:?VARIANTS: the settings of each variant, ';' between variants}"
+  for round in $(seq "${ROUNDS:-2}"); do
+    for v in "${variants[@]}"; do
+      echo "== [$SECONDS] round $round: ${v:-the defaults}"
+      # shellcheck disable=SC2086 # a variant is a list of NAME=VALUE words
+      env $v timeout "${LIMIT:-200}" "$D/g16" bench --backends cuda --ops "${OPS:-msm-g1}" --sizes "${SIZES:-22..24}" \
+        --runs "${RUNS:-5}" --warmup 1 --json "$json" 2>&1 | grep "device ms"
+    done
+  done
+  python3 - "$json" <<'PY'
+import collections, json, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    rows[(m["op"], m["size"], json.dumps(m.get("settings", {}), sort_keys=True))].append(m)
+for (op, size, settings), ms in sorted(rows.items()):
+    med = sorted(m["median_ms"] for m in ms)
+    phases = {k: round(v, 2) for k, v in ms[0].get("phases_ms", {}).items()}
+    print(f"{op} 2^{size} {settings}: {', '.join(f'{x:.2f}' for x in med)} ms; first round's phases {phases}")
+PY
+}
+
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | register | scale | filecoin | anchors | strides)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | register | scale | filecoin | anchors | strides | ab)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
