@@ -26,8 +26,9 @@ struct BigBucket {
 // The accumulation of G2 copies each next base into shared memory asynchronously (cp.async,
 // sm_80 and later) while the current addition runs; G1's loads each base when its addition
 // starts (the entry index one addition ahead). Prefetching helped G2 and slowed G1
-// (docs/perf/cuda.md: base prefetch into shared memory).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// (docs/perf/cuda.md: base prefetch into shared memory). The host emulation runs the
+// prefetching path too, its copies done at once.
+#if defined(G16_HOST_EMULATION) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
 #define MSM_CP_ASYNC 1
 #else
 #define MSM_CP_ASYNC 0
@@ -40,18 +41,20 @@ struct MsmPrefetch {
 
 // An asynchronous 16-byte copy from global into shared memory (L2 only), and the waits.
 DEVICE void cp_async16(void* smem, const void* gmem) {
-#if MSM_CP_ASYNC
+#if defined(G16_HOST_EMULATION)
+  memcpy(smem, gmem, 16);
+#elif MSM_CP_ASYNC
   const u32 s = (u32)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 #endif
 }
 DEVICE void cp_async_commit() {
-#if MSM_CP_ASYNC
+#if MSM_CP_ASYNC && !defined(G16_HOST_EMULATION)
   asm volatile("cp.async.commit_group;" ::: "memory");
 #endif
 }
 DEVICE void cp_async_wait_all() {
-#if MSM_CP_ASYNC
+#if MSM_CP_ASYNC && !defined(G16_HOST_EMULATION)
   asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
