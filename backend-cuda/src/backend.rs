@@ -56,11 +56,7 @@ impl Gpu {
         let staging = Arc::new(Staging::new(dev.clone(), timing.clone()));
         let below = || (dev.clone(), kernels.clone(), timing.clone(), staging.clone());
         let ntt = Ntt::new(dev.clone(), kernels.clone(), timing.clone(), options.ntt_twiddles, options.ntt_block);
-        let msm = Msm::new(
-            below(),
-            (options.msm, options.table_build, options.max_msm_entries, options.msm_accumulation),
-            options.ones_split,
-        );
+        let msm = Msm::new(below(), options);
         let fixed_base = FixedBase::new(below());
         let sparse = Sparse::new(below());
         let subgroup = Subgroup::new(below());

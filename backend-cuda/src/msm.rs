@@ -25,7 +25,7 @@ use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
 use crate::compile::{self, Kernels};
 use crate::device::CudaDevice;
 use crate::error::{during, CudaError};
-use crate::options::{MsmAccumulation, TableBuild};
+use crate::options::{CudaOptions, MsmAccumulation, TableBuild};
 use crate::staging::Staging;
 use crate::timing::Timing;
 use phases::Phases;
@@ -148,27 +148,30 @@ pub(crate) struct Msm {
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
     accumulation: MsmAccumulation,
+    /// G1's sliced accumulation with Y₃ under one reduction (`CudaOptions::madd_fused_y`).
+    fused_y: bool,
     workspace: Workspace,
     ones_split: AtomicBool,
 }
 
 impl Msm {
+    /// The MSM layer over the device's parts, with its settings from `options`.
     pub fn new(
         (dev, kernels, timing, staging): (Arc<CudaDevice>, Arc<Kernels>, Arc<Timing>, Arc<Staging>),
-        (tuning, table_build, max_entries, accumulation): (MsmTuning, TableBuild, u64, MsmAccumulation),
-        ones_split: bool,
+        options: &CudaOptions,
     ) -> Msm {
         Msm {
             dev,
             kernels,
             timing,
             staging,
-            planner: planner(tuning),
-            table_build,
-            max_entries: max_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
-            accumulation,
+            planner: planner(options.msm),
+            table_build: options.table_build,
+            max_entries: options.max_msm_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
+            accumulation: options.msm_accumulation,
+            fused_y: options.madd_fused_y,
             workspace: Workspace::new(),
-            ones_split: AtomicBool::new(ones_split),
+            ones_split: AtomicBool::new(options.ones_split),
         }
     }
 

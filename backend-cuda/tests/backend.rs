@@ -152,6 +152,24 @@ fn msm_accumulated_a_bucket_a_thread_matches_arkworks() {
     }
 }
 
+/// G1's sliced accumulation with the mixed addition's Y₃ under one reduction
+/// (`CudaOptions::madd_fused_y`): the suite's G1 MSMs and errors, and a witness of mostly bits.
+#[test]
+fn msm_with_y_under_one_reduction_matches_arkworks() {
+    let options = CudaOptions { madd_fused_y: true, ..options() };
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+    let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
+    conformance::msm_g1_matches_arkworks(&b, &sizes);
+    conformance::msm_ranges_and_errors(&b);
+    let mut rng = test_rng("msm_with_y_under_one_reduction_matches_arkworks");
+    let n = if large() { 1 << 22 } else { 1 << 15 };
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let scalars = bit_heavy(n, &mut rng);
+    let want = G1Projective::msm_unchecked(&bases, &scalars);
+    let (db, ds) = (b.upload_g1_bases(&bases).unwrap(), b.upload_scalars(&scalars).unwrap());
+    assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want);
+}
+
 #[test]
 fn msm_phases_are_timed_inside_their_host_span() {
     let Some(b) = cuda() else { return };

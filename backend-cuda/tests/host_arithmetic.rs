@@ -39,6 +39,7 @@ int main() {
     Fq2 u, v; rd(u.c0); rd(u.c1); rd(v.c0); rd(v.c1);
     Fq2 m = u * v, s = u.sqr(), iv = u.inverse();
     pr(m.c0); pr(m.c1); pr(s.c0); pr(s.c1); pr(iv.c0); pr(iv.c1);
+    pr(Fq::mul_sub_mul(x, y, u.c0, v.c0)); pr(Fq::mul_sub_mul(x, y, u.c1, Fq::zero()));
     Affine<Fq> P, Q; rd(P.x); rd(P.y); rd(Q.x); rd(Q.y);
     Xyzz<Fq> sum = Xyzz<Fq>::from_affine(P); sum.add_affine(Q); pr(sum);            // P + Q
     Xyzz<Fq> d = Xyzz<Fq>::from_affine(P); d.dbl(); pr(d);                          // 2P
@@ -46,6 +47,8 @@ int main() {
     Xyzz<Fq> f = sum; Xyzz<Fq> g = Xyzz<Fq>::from_affine(Q.neg()); g.dbl(); f.add(g); f.add(d); pr(f);  // 3P − Q
     Xyzz<Fq> h = Xyzz<Fq>::from_affine(P); h.add_affine(P.neg()); pr(h);            // identity
     Xyzz<Fq> k = Xyzz<Fq>::identity(); k.add(d); k.add(Xyzz<Fq>::identity()); k.add(d); pr(k);  // 4P
+    Xyzz<Fq> fu = Xyzz<Fq>::from_affine(P); fu.add_affine_inline<true>(Q); pr(fu);  // P + Q, Y₃ fused
+    fu.add_affine_inline<true>(Q); pr(fu);                                          // P + 2Q (ZZ ≠ 1)
     Affine<Fq2> R, S; rd(R.x); rd(R.y); rd(S.x); rd(S.y);
     Xyzz<Fq2> rs = Xyzz<Fq2>::from_affine(R); rs.add_affine(S); pr(rs);             // R + S
     rs.add_affine(S); pr(rs);                                                       // R + 2S
@@ -152,6 +155,7 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         expected.extend([x * y, x + y, x - y, x.square(), -x, x_inv].iter().map(fq_words));
         let (m, s, iv) = (u * v, u.square(), u.inverse().unwrap_or(Fq2::zero()));
         expected.extend([m.c0, m.c1, s.c0, s.c1, iv.c0, iv.c1].iter().map(fq_words));
+        expected.extend([x * y - u.c0 * v.c0, x * y].iter().map(fq_words));
         let (pp, qp) = (p.into_group(), q.into_group());
         points.push(vec![
             pp + qp,
@@ -160,6 +164,8 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
             pp * Fr::from(3u64) - qp,
             G1Projective::zero(),
             pp * Fr::from(4u64),
+            pp + qp,
+            pp + qp + qp,
         ]);
         let (rp, sp) = (r2.into_group(), s2.into_group());
         points2.push(vec![rp + sp, rp + sp + sp, rp + rp, G2Projective::zero(), rp * Fr::from(3u64) + sp + sp]);
@@ -186,9 +192,19 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         "Fq2 sqr c1",
         "Fq2 inverse c0",
         "Fq2 inverse c1",
+        "Fq mul_sub_mul",
+        "Fq mul_sub_mul by zero",
     ];
-    let point_names =
-        ["P + Q", "2P (dbl)", "P + P (madd doubling case)", "3P − Q (add)", "P − P", "4P (add with identities)"];
+    let point_names = [
+        "P + Q",
+        "2P (dbl)",
+        "P + P (madd doubling case)",
+        "3P − Q (add)",
+        "P − P",
+        "4P (add with identities)",
+        "P + Q (madd, Y₃ under one reduction)",
+        "P + 2Q (madd, Y₃ under one reduction, ZZ ≠ 1)",
+    ];
     let point_names2 =
         ["R + S", "R + 2S (madd, ZZ ≠ 1)", "R + R (madd doubling case)", "R − R", "2R + (R + 2S) (dbl, add)"];
     for c in 0..cases as usize {

@@ -48,6 +48,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_NTT_TWIDDLES",
     "G16_CUDA_NTT_BLOCK",
     "G16_CUDA_MSM_ACCUMULATION",
+    "G16_CUDA_MADD_FUSED_Y",
     "G16_WGPU_ARITH",
     "G16_WGPU_SUBGROUP",
     "G16_NO_PIPELINE_CACHE",
@@ -225,6 +226,7 @@ impl Settings {
                         }
                     })?
                     .unwrap_or_default(),
+                madd_fused_y: vars.flag("G16_CUDA_MADD_FUSED_Y")?.unwrap_or(false),
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {
@@ -352,6 +354,7 @@ mod tests {
             ("G16_CUDA_NTT_TWIDDLES", "split"),
             ("G16_CUDA_NTT_BLOCK", "1024"),
             ("G16_CUDA_MSM_ACCUMULATION", "buckets"),
+            ("G16_CUDA_MADD_FUSED_Y", "1"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_SUBGROUP", "host"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "17"),
@@ -366,6 +369,7 @@ mod tests {
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
         assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);
+        assert!(s.cuda.madd_fused_y);
         // Every tuning variable given is named, the cache directory not.
         assert_eq!(s.given.get("G16_CUDA_NTT_BLOCK").map(String::as_str), Some("1024"));
         assert_eq!(s.given.get("G16_WGPU_ARITH").map(String::as_str), Some("u32"));

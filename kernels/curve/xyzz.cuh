@@ -72,13 +72,17 @@ struct Xyzz {
   // this += p, inlined where F says so (F::HOT_INLINE: G1, in the accumulation loop, where
   // going out of line would round-trip the sum through the stack on every point), out of line
   // otherwise.
+  // FUSED: Y₃'s two products under one reduction (F::mul_sub_mul; G1's sliced accumulation
+  // with `CudaOptions::madd_fused_y`).
+  template <bool FUSED = false>
   DEVICE void add_affine_hot(const Affine<F>& p) {
-    if constexpr (F::HOT_INLINE) add_affine_inline(p);
+    if constexpr (F::HOT_INLINE) add_affine_inline<FUSED>(p);
     else add_affine(p);
   }
   NOINLINE void add_affine(const Affine<F>& p) { add_affine_inline(p); }
 
   // madd-2008-s: this += p.
+  template <bool FUSED = false>
   DEVICE void add_affine_inline(const Affine<F>& p) {
     if (p.is_identity()) return;
     if (is_identity()) { *this = from_affine(p); return; }
@@ -95,7 +99,8 @@ struct Xyzz {
     F ppp = pp_ * pp;
     F q = x * pp;
     F x3 = r.sqr() - ppp - q.dbl();
-    y = r * (q - x3) - y * ppp;
+    if constexpr (FUSED) y = F::mul_sub_mul(r, q - x3, y, ppp);
+    else y = r * (q - x3) - y * ppp;
     x = x3;
     zz = zz * pp;
     zzz = zzz * ppp;

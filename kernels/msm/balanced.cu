@@ -47,7 +47,7 @@ struct Slices {
   }
 };
 
-template <class F>
+template <class F, bool FUSED>
 DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __restrict__ sorted,
                               const u32* offsets, const u32* counts, u32 buckets, u32 chunk_min, u32 big,
                               Xyzz<F>* out, Xyzz<F>* carries, u32* tails, BigBucket* big_list, u32* big_count) {
@@ -99,7 +99,7 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
       const u32 entry = sorted[j];
       Affine<F> p = Affine<F>::ldg(bases + (entry & 0x7fffffffu));
       if (entry >> 31) p = p.neg();
-      acc.add_affine_hot(p);
+      acc.template add_affine_hot<FUSED>(p);
     }
   }
   if (s < e) {
@@ -131,8 +131,8 @@ DEVICE void chunk_carries(const u32* offsets, const u32* counts, u32 buckets, u3
   extern "C" __global__ void __launch_bounds__(MSM_ACC_THREADS, MINB) P##_accumulate_chunks(                       \
       const Affine<F>* bases, const u32* sorted, const u32* offsets, const u32* counts, u32 buckets,               \
       u32 chunk_min, u32 big, Xyzz<F>* out, Xyzz<F>* carries, u32* tails, BigBucket* big_list, u32* big_count) {  \
-    accumulate_chunks<F>(bases, sorted, offsets, counts, buckets, chunk_min, big, out, carries, tails, big_list,  \
-                         big_count);                                                                              \
+    accumulate_chunks<F, false>(bases, sorted, offsets, counts, buckets, chunk_min, big, out, carries, tails,     \
+                                big_list, big_count);                                                             \
   }                                                                                                               \
   extern "C" __global__ void P##_chunk_carries(const u32* offsets, const u32* counts, u32 buckets,                \
                                                u32 chunk_min, const u32* tails, const Xyzz<F>* carries,           \
@@ -142,3 +142,13 @@ DEVICE void chunk_carries(const u32* offsets, const u32* counts, u32 buckets, u3
 
 MSM_CHUNK_KERNELS(g1, Fq, MSM_ACC_MIN_BLOCKS_G1)
 MSM_CHUNK_KERNELS(g2, Fq2, MSM_ACC_MIN_BLOCKS_G2)
+
+// G1's sliced accumulation with Y₃'s two products under one reduction (Fq::mul_sub_mul), to be
+// measured against g1_accumulate_chunks (`CudaOptions::madd_fused_y`).
+extern "C" __global__ void __launch_bounds__(MSM_ACC_THREADS, MSM_ACC_MIN_BLOCKS_G1)
+    g1_accumulate_chunks_fused(const Affine<Fq>* bases, const u32* sorted, const u32* offsets, const u32* counts,
+                               u32 buckets, u32 chunk_min, u32 big, Xyzz<Fq>* out, Xyzz<Fq>* carries, u32* tails,
+                               BigBucket* big_list, u32* big_count) {
+  accumulate_chunks<Fq, true>(bases, sorted, offsets, counts, buckets, chunk_min, big, out, carries, tails, big_list,
+                              big_count);
+}

@@ -76,6 +76,25 @@ fn deal_params(out: Param, then: Option<Param>) -> Vec<Param> {
     deal.iter().copied().chain(then).collect()
 }
 
+/// The sliced accumulation's parameters (kernels/msm/balanced.cu), for curve `c`.
+fn accumulate_chunks_params(c: Curve) -> Vec<Param> {
+    use Elem::{BigBucket, U32};
+    vec![
+        read("bases", c.affine()),
+        read("sorted", U32),
+        read("offsets", U32),
+        read("counts", U32),
+        u32("buckets"),
+        u32("chunk_min"),
+        u32("big"),
+        write("out", c.xyzz()),
+        write("carries", c.xyzz()),
+        write("tails", U32),
+        write("big_list", BigBucket),
+        write("big_count", U32),
+    ]
+}
+
 /// A launch argument: a device address (`CudaDevice::ptr`, possibly offset) or a value.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Arg {
@@ -156,6 +175,8 @@ pub enum Kernel {
     MsmBigPlan,
     Accumulate(Curve),
     AccumulateChunks(Curve),
+    /// G1's sliced accumulation with Y₃'s products under one reduction.
+    G1AccumulateChunksFused,
     ChunkCarries(Curve),
     BigPieces(Curve),
     BigCombine(Curve),
@@ -171,7 +192,7 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 41] = [
+    pub const ALL: [Kernel; 42] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::NttRadix4Pass512,
@@ -189,6 +210,7 @@ impl Kernel {
         Kernel::MsmBigPlan,
         Kernel::Accumulate(Curve::G1),
         Kernel::AccumulateChunks(Curve::G1),
+        Kernel::G1AccumulateChunksFused,
         Kernel::ChunkCarries(Curve::G1),
         Kernel::BigPieces(Curve::G1),
         Kernel::BigCombine(Curve::G1),
@@ -238,6 +260,7 @@ impl Kernel {
             Kernel::Accumulate(G2) => "g2_accumulate",
             Kernel::AccumulateChunks(G1) => "g1_accumulate_chunks",
             Kernel::AccumulateChunks(G2) => "g2_accumulate_chunks",
+            Kernel::G1AccumulateChunksFused => "g1_accumulate_chunks_fused",
             Kernel::ChunkCarries(G1) => "g1_chunk_carries",
             Kernel::ChunkCarries(G2) => "g2_chunk_carries",
             Kernel::BigPieces(G1) => "g1_big_pieces",
@@ -281,6 +304,7 @@ impl Kernel {
             | Kernel::MsmBigPlan
             | Kernel::Accumulate(_)
             | Kernel::AccumulateChunks(_)
+            | Kernel::G1AccumulateChunksFused
             | Kernel::ChunkCarries(_)
             | Kernel::BigPieces(_)
             | Kernel::BigCombine(_)
@@ -368,20 +392,8 @@ impl Kernel {
                 write("big_list", BigBucket),
                 write("big_count", U32),
             ],
-            Kernel::AccumulateChunks(c) => vec![
-                read("bases", c.affine()),
-                read("sorted", U32),
-                read("offsets", U32),
-                read("counts", U32),
-                u32("buckets"),
-                u32("chunk_min"),
-                u32("big"),
-                write("out", c.xyzz()),
-                write("carries", c.xyzz()),
-                write("tails", U32),
-                write("big_list", BigBucket),
-                write("big_count", U32),
-            ],
+            Kernel::AccumulateChunks(c) => accumulate_chunks_params(c),
+            Kernel::G1AccumulateChunksFused => accumulate_chunks_params(Curve::G1),
             Kernel::ChunkCarries(c) => vec![
                 read("offsets", U32),
                 read("counts", U32),

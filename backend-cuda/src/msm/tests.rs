@@ -143,9 +143,15 @@ mod host_emulation {
     use rand::Rng;
 
     const MAIN: &str = r#"
-// The launch's input (bases, sorted entries, each bucket's offset and count); then either one
-// launch of a thread a bucket (chunk_min 0) or the balanced accumulation's two launches of
-// buckets + 1 threads; out: the big buckets recorded, then each bucket's sum (XYZZ words).
+// The launch's input (bases, sorted entries, each bucket's offset and count, and whether G1's
+// slices take the fused kernel); then either one launch of a thread a bucket (chunk_min 0) or
+// the balanced accumulation's two launches of buckets + 1 threads; out: the big buckets
+// recorded, then each bucket's sum (XYZZ words).
+// g1_accumulate_chunks_fused for G1; G2 has no fused kernel.
+template <class F> static auto fused_chunks() {
+  if constexpr (sizeof(F) == sizeof(Fq)) return g1_accumulate_chunks_fused;
+  else return g2_accumulate_chunks;
+}
 template <class F>
 static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, const u32*, u32, u32, Xyzz<F>*,
                                    BigBucket*, u32*),
@@ -153,7 +159,8 @@ static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, con
                                Xyzz<F>*, u32*, BigBucket*, u32*),
                 void (*carries)(const u32*, const u32*, u32, u32, const u32*, const Xyzz<F>*, Xyzz<F>*)) {
   const unsigned n = read_u32(), buckets = read_u32(), entries = read_u32(), big = read_u32();
-  const unsigned chunk_min = read_u32();
+  const unsigned chunk_min = read_u32(), fused = read_u32();
+  if (fused) chunks = fused_chunks<F>();
   std::vector<Affine<F>> bases = read_items<Affine<F>>(n);
   std::vector<u32> sorted = read_items<u32>(entries), offsets = read_items<u32>(buckets);
   std::vector<u32> counts = read_items<u32>(buckets);
@@ -243,7 +250,13 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
     #[derive(Clone, Copy, Debug)]
     enum Launch {
         Buckets,
-        Chunks { chunk_min: u32 },
+        Chunks {
+            chunk_min: u32,
+        },
+        /// G1's slices with Y₃ under one reduction (G2 takes its plain slices).
+        ChunksFused {
+            chunk_min: u32,
+        },
     }
 
     /// Runs one curve's accumulation on the host and checks every bucket.
@@ -261,9 +274,11 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
         let hex = |w: &[u32]| w.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" ");
         let chunk_min = match launch {
             Launch::Buckets => 0,
-            Launch::Chunks { chunk_min } => chunk_min,
+            Launch::Chunks { chunk_min } | Launch::ChunksFused { chunk_min } => chunk_min,
         };
-        let mut input = format!("{curve} {} {} {} {BIG} {chunk_min}\n", bases.len(), buckets.len(), sorted.len());
+        let fused = u32::from(matches!(launch, Launch::ChunksFused { .. }));
+        let mut input =
+            format!("{curve} {} {} {} {BIG} {chunk_min} {fused}\n", bases.len(), buckets.len(), sorted.len());
         input.push_str(&hex(&to_words(bases, base_words, to)));
         for list in [&sorted, &offsets, &counts] {
             input.push('\n');
@@ -316,6 +331,7 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
             Launch::Chunks { chunk_min: 1 },
             Launch::Chunks { chunk_min: 7 },
             Launch::Chunks { chunk_min: 64 },
+            Launch::ChunksFused { chunk_min: 1 },
         ];
         let (g1_words, g2_words) = (
             (G1_WORDS, g1_to_words as fn(&G1Affine, &mut [u32])),
