@@ -148,7 +148,7 @@ pub(crate) struct Msm {
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
     accumulation: MsmAccumulation,
-    /// G1's sliced accumulation with Y₃ under one reduction (`CudaOptions::madd_fused_y`).
+    /// The sliced accumulation with Y₃'s products reduced together (`CudaOptions::madd_fused_y`).
     fused_y: bool,
     workspace: Workspace,
     ones_split: AtomicBool,

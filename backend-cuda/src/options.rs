@@ -30,9 +30,10 @@ pub struct CudaOptions {
     pub ntt_block: NttBlock,
     /// How the MSM's threads share out the buckets' additions.
     pub msm_accumulation: MsmAccumulation,
-    /// Whether G1's sliced accumulation computes the mixed addition's Y₃ = R·(Q − X₃) − Y₁·PPP
-    /// under one Montgomery reduction (`Fq::mul_sub_mul`: ~150 fewer limb products an
-    /// addition, 5 % of them) instead of two products. Off until it is measured faster on a GPU.
+    /// Whether the sliced accumulation computes the mixed addition's Y₃ = R·(Q − X₃) − Y₁·PPP
+    /// with its two products reduced together (`Fq::mul_sub_mul`, `Fq2::mul_sub_mul`: one
+    /// reduction fewer, ~5 % of an addition's limb products on G1, two fewer on G2) instead of
+    /// as two products. Off until it is measured faster on a GPU.
     pub madd_fused_y: bool,
 }
 

@@ -152,14 +152,16 @@ fn msm_accumulated_a_bucket_a_thread_matches_arkworks() {
     }
 }
 
-/// G1's sliced accumulation with the mixed addition's Y₃ under one reduction
-/// (`CudaOptions::madd_fused_y`): the suite's G1 MSMs and errors, and a witness of mostly bits.
+/// The sliced accumulation with the mixed addition's Y₃ products reduced together
+/// (`CudaOptions::madd_fused_y`): the suite's G1 and G2 MSMs and errors, and a witness of mostly
+/// bits.
 #[test]
 fn msm_with_y_under_one_reduction_matches_arkworks() {
     let options = CudaOptions { madd_fused_y: true, ..options() };
     let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
     let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
     conformance::msm_g1_matches_arkworks(&b, &sizes);
+    conformance::msm_g2_matches_arkworks(&b, &sizes);
     conformance::msm_ranges_and_errors(&b);
     let mut rng = test_rng("msm_with_y_under_one_reduction_matches_arkworks");
     let n = if large() { 1 << 22 } else { 1 << 15 };

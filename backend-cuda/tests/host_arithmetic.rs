@@ -40,6 +40,10 @@ int main() {
     Fq2 m = u * v, s = u.sqr(), iv = u.inverse();
     pr(m.c0); pr(m.c1); pr(s.c0); pr(s.c1); pr(iv.c0); pr(iv.c1);
     pr(Fq::mul_sub_mul(x, y, u.c0, v.c0)); pr(Fq::mul_sub_mul(x, y, u.c1, Fq::zero()));
+    Fq2 f1 = Fq2::mul_sub_mul(u, v, v, s), f2 = Fq2::mul_sub_mul(u, v, u, Fq2::zero());
+    pr(f1.c0); pr(f1.c1); pr(f2.c0); pr(f2.c1);
+    Fq2 i = Fq2::zero(); i.c1 = Fq::one();  // u² = −1: c0's double-width value is negative
+    Fq2 f3 = Fq2::mul_sub_mul(i, i, Fq2::zero(), Fq2::zero()); pr(f3.c0); pr(f3.c1);
     Affine<Fq> P, Q; rd(P.x); rd(P.y); rd(Q.x); rd(Q.y);
     Xyzz<Fq> sum = Xyzz<Fq>::from_affine(P); sum.add_affine(Q); pr(sum);            // P + Q
     Xyzz<Fq> d = Xyzz<Fq>::from_affine(P); d.dbl(); pr(d);                          // 2P
@@ -55,6 +59,7 @@ int main() {
     Xyzz<Fq2> rr = Xyzz<Fq2>::from_affine(R); rr.add_affine(R); pr(rr);             // R + R
     Xyzz<Fq2> r0 = Xyzz<Fq2>::from_affine(R); r0.add_affine(R.neg()); pr(r0);       // identity
     Xyzz<Fq2> r3 = Xyzz<Fq2>::from_affine(R); r3.dbl(); r3.add(rs); pr(r3);          // 3R + 2S
+    Xyzz<Fq2> rf = Xyzz<Fq2>::from_affine(R); rf.add_affine<true>(S); rf.add_affine<true>(S); pr(rf);  // R + 2S, fused
   }
   return 0;
 }
@@ -156,6 +161,8 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         let (m, s, iv) = (u * v, u.square(), u.inverse().unwrap_or(Fq2::zero()));
         expected.extend([m.c0, m.c1, s.c0, s.c1, iv.c0, iv.c1].iter().map(fq_words));
         expected.extend([x * y - u.c0 * v.c0, x * y].iter().map(fq_words));
+        let (f1, f2) = (u * v - v * u.square(), u * v);
+        expected.extend([f1.c0, f1.c1, f2.c0, f2.c1, -Fq::ONE, Fq::zero()].iter().map(fq_words));
         let (pp, qp) = (p.into_group(), q.into_group());
         points.push(vec![
             pp + qp,
@@ -168,7 +175,14 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
             pp + qp + qp,
         ]);
         let (rp, sp) = (r2.into_group(), s2.into_group());
-        points2.push(vec![rp + sp, rp + sp + sp, rp + rp, G2Projective::zero(), rp * Fr::from(3u64) + sp + sp]);
+        points2.push(vec![
+            rp + sp,
+            rp + sp + sp,
+            rp + rp,
+            G2Projective::zero(),
+            rp * Fr::from(3u64) + sp + sp,
+            rp + sp + sp,
+        ]);
     }
 
     let text = cxx::run(&exe, &input);
@@ -194,6 +208,12 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         "Fq2 inverse c1",
         "Fq mul_sub_mul",
         "Fq mul_sub_mul by zero",
+        "Fq2 mul_sub_mul c0",
+        "Fq2 mul_sub_mul c1",
+        "Fq2 mul_sub_mul by zero c0",
+        "Fq2 mul_sub_mul by zero c1",
+        "Fq2 mul_sub_mul u² c0",
+        "Fq2 mul_sub_mul u² c1",
     ];
     let point_names = [
         "P + Q",
@@ -205,8 +225,14 @@ fn kernel_arithmetic_matches_arkworks_on_the_host() {
         "P + Q (madd, Y₃ under one reduction)",
         "P + 2Q (madd, Y₃ under one reduction, ZZ ≠ 1)",
     ];
-    let point_names2 =
-        ["R + S", "R + 2S (madd, ZZ ≠ 1)", "R + R (madd doubling case)", "R − R", "2R + (R + 2S) (dbl, add)"];
+    let point_names2 = [
+        "R + S",
+        "R + 2S (madd, ZZ ≠ 1)",
+        "R + R (madd doubling case)",
+        "R − R",
+        "2R + (R + 2S) (dbl, add)",
+        "R + 2S (madd, Y₃'s products reduced together)",
+    ];
     for c in 0..cases as usize {
         for (i, name) in names.iter().enumerate() {
             let got = lines.next().expect("output line");

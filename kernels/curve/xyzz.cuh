@@ -72,14 +72,15 @@ struct Xyzz {
   // this += p, inlined where F says so (F::HOT_INLINE: G1, in the accumulation loop, where
   // going out of line would round-trip the sum through the stack on every point), out of line
   // otherwise.
-  // FUSED: Y₃'s two products under one reduction (F::mul_sub_mul; G1's sliced accumulation
-  // with `CudaOptions::madd_fused_y`).
+  // FUSED: Y₃'s two products reduced together (F::mul_sub_mul; the sliced accumulation with
+  // `CudaOptions::madd_fused_y`).
   template <bool FUSED = false>
   DEVICE void add_affine_hot(const Affine<F>& p) {
     if constexpr (F::HOT_INLINE) add_affine_inline<FUSED>(p);
-    else add_affine(p);
+    else add_affine<FUSED>(p);
   }
-  NOINLINE void add_affine(const Affine<F>& p) { add_affine_inline(p); }
+  template <bool FUSED = false>
+  NOINLINE void add_affine(const Affine<F>& p) { add_affine_inline<FUSED>(p); }
 
   // madd-2008-s: this += p.
   template <bool FUSED = false>

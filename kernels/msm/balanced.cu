@@ -127,28 +127,26 @@ DEVICE void chunk_carries(const u32* offsets, const u32* counts, u32 buckets, u3
   out[k] = acc;
 }
 
-#define MSM_CHUNK_KERNELS(P, F, MINB)                                                                               \
-  extern "C" __global__ void __launch_bounds__(MSM_ACC_THREADS, MINB) P##_accumulate_chunks(                       \
-      const Affine<F>* bases, const u32* sorted, const u32* offsets, const u32* counts, u32 buckets,               \
-      u32 chunk_min, u32 big, Xyzz<F>* out, Xyzz<F>* carries, u32* tails, BigBucket* big_list, u32* big_count) {  \
-    accumulate_chunks<F, false>(bases, sorted, offsets, counts, buckets, chunk_min, big, out, carries, tails,     \
-                                big_list, big_count);                                                             \
-  }                                                                                                               \
-  extern "C" __global__ void P##_chunk_carries(const u32* offsets, const u32* counts, u32 buckets,                \
-                                               u32 chunk_min, const u32* tails, const Xyzz<F>* carries,           \
-                                               Xyzz<F>* out) {                                                    \
-    chunk_carries<F>(offsets, counts, buckets, chunk_min, tails, carries, out);                                   \
+// The sliced accumulation of curve F as kernel NAME; FUSED: Y₃'s two products reduced together
+// (F::mul_sub_mul), to be measured against the plain one (`CudaOptions::madd_fused_y`).
+#define MSM_CHUNK_ACCUMULATE(NAME, F, MINB, FUSED)                                                                \
+  extern "C" __global__ void __launch_bounds__(MSM_ACC_THREADS, MINB)                                            \
+      NAME(const Affine<F>* bases, const u32* sorted, const u32* offsets, const u32* counts, u32 buckets,        \
+           u32 chunk_min, u32 big, Xyzz<F>* out, Xyzz<F>* carries, u32* tails, BigBucket* big_list,              \
+           u32* big_count) {                                                                                     \
+    accumulate_chunks<F, FUSED>(bases, sorted, offsets, counts, buckets, chunk_min, big, out, carries, tails,     \
+                                big_list, big_count);                                                            \
+  }
+#define MSM_CHUNK_CARRIES(P, F)                                                                                 \
+  extern "C" __global__ void P##_chunk_carries(const u32* offsets, const u32* counts, u32 buckets,               \
+                                               u32 chunk_min, const u32* tails, const Xyzz<F>* carries,          \
+                                               Xyzz<F>* out) {                                                   \
+    chunk_carries<F>(offsets, counts, buckets, chunk_min, tails, carries, out);                                  \
   }
 
-MSM_CHUNK_KERNELS(g1, Fq, MSM_ACC_MIN_BLOCKS_G1)
-MSM_CHUNK_KERNELS(g2, Fq2, MSM_ACC_MIN_BLOCKS_G2)
-
-// G1's sliced accumulation with Y₃'s two products under one reduction (Fq::mul_sub_mul), to be
-// measured against g1_accumulate_chunks (`CudaOptions::madd_fused_y`).
-extern "C" __global__ void __launch_bounds__(MSM_ACC_THREADS, MSM_ACC_MIN_BLOCKS_G1)
-    g1_accumulate_chunks_fused(const Affine<Fq>* bases, const u32* sorted, const u32* offsets, const u32* counts,
-                               u32 buckets, u32 chunk_min, u32 big, Xyzz<Fq>* out, Xyzz<Fq>* carries, u32* tails,
-                               BigBucket* big_list, u32* big_count) {
-  accumulate_chunks<Fq, true>(bases, sorted, offsets, counts, buckets, chunk_min, big, out, carries, tails, big_list,
-                              big_count);
-}
+MSM_CHUNK_ACCUMULATE(g1_accumulate_chunks, Fq, MSM_ACC_MIN_BLOCKS_G1, false)
+MSM_CHUNK_ACCUMULATE(g1_accumulate_chunks_fused, Fq, MSM_ACC_MIN_BLOCKS_G1, true)
+MSM_CHUNK_ACCUMULATE(g2_accumulate_chunks, Fq2, MSM_ACC_MIN_BLOCKS_G2, false)
+MSM_CHUNK_ACCUMULATE(g2_accumulate_chunks_fused, Fq2, MSM_ACC_MIN_BLOCKS_G2, true)
+MSM_CHUNK_CARRIES(g1, Fq)
+MSM_CHUNK_CARRIES(g2, Fq2)

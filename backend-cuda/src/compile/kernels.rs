@@ -175,8 +175,8 @@ pub enum Kernel {
     MsmBigPlan,
     Accumulate(Curve),
     AccumulateChunks(Curve),
-    /// G1's sliced accumulation with Y₃'s products under one reduction.
-    G1AccumulateChunksFused,
+    /// The sliced accumulation with Y₃'s products reduced together.
+    AccumulateChunksFused(Curve),
     ChunkCarries(Curve),
     BigPieces(Curve),
     BigCombine(Curve),
@@ -192,7 +192,7 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 42] = [
+    pub const ALL: [Kernel; 43] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::NttRadix4Pass512,
@@ -210,7 +210,7 @@ impl Kernel {
         Kernel::MsmBigPlan,
         Kernel::Accumulate(Curve::G1),
         Kernel::AccumulateChunks(Curve::G1),
-        Kernel::G1AccumulateChunksFused,
+        Kernel::AccumulateChunksFused(Curve::G1),
         Kernel::ChunkCarries(Curve::G1),
         Kernel::BigPieces(Curve::G1),
         Kernel::BigCombine(Curve::G1),
@@ -220,6 +220,7 @@ impl Kernel {
         Kernel::ShiftBases(Curve::G1),
         Kernel::Accumulate(Curve::G2),
         Kernel::AccumulateChunks(Curve::G2),
+        Kernel::AccumulateChunksFused(Curve::G2),
         Kernel::ChunkCarries(Curve::G2),
         Kernel::BigPieces(Curve::G2),
         Kernel::BigCombine(Curve::G2),
@@ -260,7 +261,8 @@ impl Kernel {
             Kernel::Accumulate(G2) => "g2_accumulate",
             Kernel::AccumulateChunks(G1) => "g1_accumulate_chunks",
             Kernel::AccumulateChunks(G2) => "g2_accumulate_chunks",
-            Kernel::G1AccumulateChunksFused => "g1_accumulate_chunks_fused",
+            Kernel::AccumulateChunksFused(G1) => "g1_accumulate_chunks_fused",
+            Kernel::AccumulateChunksFused(G2) => "g2_accumulate_chunks_fused",
             Kernel::ChunkCarries(G1) => "g1_chunk_carries",
             Kernel::ChunkCarries(G2) => "g2_chunk_carries",
             Kernel::BigPieces(G1) => "g1_big_pieces",
@@ -304,7 +306,7 @@ impl Kernel {
             | Kernel::MsmBigPlan
             | Kernel::Accumulate(_)
             | Kernel::AccumulateChunks(_)
-            | Kernel::G1AccumulateChunksFused
+            | Kernel::AccumulateChunksFused(_)
             | Kernel::ChunkCarries(_)
             | Kernel::BigPieces(_)
             | Kernel::BigCombine(_)
@@ -392,8 +394,7 @@ impl Kernel {
                 write("big_list", BigBucket),
                 write("big_count", U32),
             ],
-            Kernel::AccumulateChunks(c) => accumulate_chunks_params(c),
-            Kernel::G1AccumulateChunksFused => accumulate_chunks_params(Curve::G1),
+            Kernel::AccumulateChunks(c) | Kernel::AccumulateChunksFused(c) => accumulate_chunks_params(c),
             Kernel::ChunkCarries(c) => vec![
                 read("offsets", U32),
                 read("counts", U32),

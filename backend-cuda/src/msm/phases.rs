@@ -6,7 +6,7 @@ use ark_ec::short_weierstrass::SWCurveConfig;
 use g16_backend::timeline::SpanId;
 
 use super::{Curve, Msm, MsmPlan, BIG_PIECE, ONES_BLOCKS};
-use crate::compile::{self, Arg, Kernel};
+use crate::compile::{Arg, Kernel};
 use crate::error::CudaError;
 use crate::options::MsmAccumulation;
 
@@ -217,9 +217,9 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                     let tails = self.ws("MSM slice tails", slices)?;
                     let (grid, buckets, chunk_min) =
                         ((slices as u32).div_ceil(128), Arg::U32(buckets as u32), Arg::U32(CHUNK_MIN));
-                    let kernel = match curve.kernels {
-                        compile::Curve::G1 if self.msm.fused_y => Kernel::G1AccumulateChunksFused,
-                        _ => Kernel::AccumulateChunks(curve.kernels),
+                    let kernel = match self.msm.fused_y {
+                        true => Kernel::AccumulateChunksFused(curve.kernels),
+                        false => Kernel::AccumulateChunks(curve.kernels),
                     };
                     self.launch(
                         kernel,

@@ -143,14 +143,14 @@ mod host_emulation {
     use rand::Rng;
 
     const MAIN: &str = r#"
-// The launch's input (bases, sorted entries, each bucket's offset and count, and whether G1's
+// The launch's input (bases, sorted entries, each bucket's offset and count, and whether the
 // slices take the fused kernel); then either one launch of a thread a bucket (chunk_min 0) or
 // the balanced accumulation's two launches of buckets + 1 threads; out: the big buckets
 // recorded, then each bucket's sum (XYZZ words).
-// g1_accumulate_chunks_fused for G1; G2 has no fused kernel.
+// The curve's sliced accumulation with Y₃'s products reduced together.
 template <class F> static auto fused_chunks() {
   if constexpr (sizeof(F) == sizeof(Fq)) return g1_accumulate_chunks_fused;
-  else return g2_accumulate_chunks;
+  else return g2_accumulate_chunks_fused;
 }
 template <class F>
 static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, const u32*, u32, u32, Xyzz<F>*,
@@ -253,7 +253,7 @@ static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
         Chunks {
             chunk_min: u32,
         },
-        /// G1's slices with Y₃ under one reduction (G2 takes its plain slices).
+        /// Slices with Y₃'s products reduced together.
         ChunksFused {
             chunk_min: u32,
         },
