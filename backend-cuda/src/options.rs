@@ -76,7 +76,8 @@ pub enum NttBlock {
     /// 1024 elements (32 KB), 256 threads, 3 blocks an SM.
     Elems1024,
     /// 512 elements (16 KB), 128 threads, 6 blocks an SM: the same occupancy with barriers
-    /// half as wide; 4–11 % faster than 1024 from 2^16 to 2^27 on an H100 (docs/perf/cuda.md).
+    /// half as wide; 4.5–7 % faster than 1024 from 2^17 to 2^27 on an H100, 21 % at 2^16
+    /// (docs/perf/cuda.md).
     #[default]
     Elems512,
 }
