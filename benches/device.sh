@@ -679,15 +679,22 @@ ab() {
     done
   done
   python3 - "$json" <<'PY'
-import collections, json, sys
-rows = collections.defaultdict(list)
+import collections, json, statistics, sys
+# Per (op, size): each variant's medians over the rounds, its median of them against the first
+# variant's (the first in the file), and its phases' medians.
+rows = collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):
     m = json.loads(line)
-    rows[(m["op"], m["size"], json.dumps(m.get("settings", {}), sort_keys=True))].append(m)
-for (op, size, settings), ms in sorted(rows.items()):
-    med = sorted(m["median_ms"] for m in ms)
-    phases = {k: round(v, 2) for k, v in ms[0].get("phases_ms", {}).items()}
-    print(f"{op} 2^{size} {settings}: {', '.join(f'{x:.2f}' for x in med)} ms; first round's phases {phases}")
+    rows[(m["op"], m["size"])][json.dumps(m.get("settings", {}), sort_keys=True)].append(m)
+for (op, size), variants in sorted(rows.items()):
+    base = None
+    for settings, ms in variants.items():
+        med = statistics.median(m["median_ms"] for m in ms)
+        base = base or med
+        names = sorted({k for m in ms for k in m.get("phases_ms", {})})
+        phases = {k: round(statistics.median(m.get("phases_ms", {}).get(k, 0) for m in ms), 2) for k in names}
+        runs = ", ".join(f"{m['median_ms']:.2f}" for m in ms)
+        print(f"{op} 2^{size} {settings}: {med:.2f} ms ({med / base:.3f}× the first; rounds {runs}) {phases}")
 PY
 }
 
