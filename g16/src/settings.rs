@@ -384,6 +384,22 @@ mod tests {
 
     #[cfg(all(feature = "cuda", feature = "wgpu"))]
     #[test]
+    fn every_variable_read_is_known_to_the_cli() {
+        let read = std::cell::RefCell::new(Vec::new());
+        Settings::from_vars(|name| {
+            read.borrow_mut().push(name.to_string());
+            None
+        })
+        .unwrap();
+        let read = read.into_inner();
+        assert!(!cfg!(feature = "cuda") || read.iter().any(|n| n == "G16_CUDA_MSM_ACCUMULATION"), "{read:?}");
+        for name in read.iter().filter(|n| n.starts_with("G16_")) {
+            assert!(KNOWN.contains(&name.as_str()), "{name} is read but the CLI would call it ignored");
+        }
+    }
+
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    #[test]
     fn unusable_values_are_errors_that_name_the_variable() {
         for (name, value) in [
             ("G16_CUDA_ONES_SPLIT", "maybe"),
@@ -391,6 +407,8 @@ mod tests {
             ("G16_CUDA_MSM_WINDOW", "21"),
             ("G16_CUDA_NTT_TWIDDLES", "full"),
             ("G16_CUDA_NTT_BLOCK", "256"),
+            ("G16_CUDA_MSM_ACCUMULATION", "warps"),
+            ("G16_CUDA_MADD_FUSED_Y", "please"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),
             ("G16_WGPU_ARITH", "u16"),

@@ -86,8 +86,8 @@ DEVICE Fq2 fq2_mul_sub_mul_body(Fq2 a, Fq2 b, Fq2 c, Fq2 d) {
   constexpr int N = Fq::N;
   const Fq2 e = d.neg();
   u32 w0[2 * N], w1[2 * N], v[2 * N], s1[N], s2[N];
-  // w1 = (a0 + a1)(b0 + b1) + (c0 + c1)(e0 + e1), w0 = 0; then both less the four plain products
-  // on their way into w0 (added) and w1 (subtracted).
+  // w1 = (a0 + a1)(b0 + b1) + (c0 + c1)(e0 + e1), less the four plain products; w0 gathers the
+  // same four products with their signs (a0b0 and c0e0 added, a1b1 and c1e1 subtracted).
   auto sum = [](u32 out[N], const Fq& x, const Fq& y) {
     out[0] = ptx::add_cc(x.l[0], y.l[0]);
 #pragma unroll
