@@ -63,7 +63,11 @@ impl ScalarsRef<'_> {
 /// One MSM's layout and the launch geometry that follows from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MsmPlan {
+    /// Scalars the digit kernels read.
     n: usize,
+    /// Those of them that reach the buckets (neither 0 nor, under the 0/1 split, 1): what the
+    /// layout, the buckets' expected size and the sorted list are planned for.
+    dense: usize,
     layout: Layout,
     /// Shared layout: the table's points per window (entry = w·stride + i); 0 when windowed.
     stride: u32,
@@ -74,22 +78,34 @@ struct MsmPlan {
 }
 
 impl MsmPlan {
-    fn new(n: usize, layout: Layout, stride: u32) -> MsmPlan {
+    fn new((n, dense): (usize, usize), layout: Layout, stride: u32) -> MsmPlan {
         let (half, sets) = (layout.half(), layout.sets);
-        let per_bucket = (n as u64 * u64::from(layout.windows) / (u64::from(half) * u64::from(sets))).max(1) as u32;
+        let per_bucket = (dense as u64 * u64::from(layout.windows) / (u64::from(half) * u64::from(sets))).max(1) as u32;
         let big = (4 * per_bucket).max(256);
         // Segments of at least 8 buckets (16 additions and a scalar multiplication by j·len per
         // thread), about 2^17 threads over all sets; powers of two, so the folds divide evenly.
         let per_set = ((1u32 << 17) / sets).max(1);
         let segments = (half / 8).clamp(1, 1 << (31 - per_set.leading_zeros()));
-        MsmPlan { n, layout, stride, big, segments }
+        MsmPlan { n, dense, layout, stride, big, segments }
+    }
+
+    /// The plan of least work for `dense` of `n` scalars: the windowed layout for `dense`, or
+    /// the shared one over a table of shifted bases (its layout, and its points a window).
+    fn least_work(planner: &Planner, (n, dense): (usize, usize), table: Option<(Layout, u32)>) -> MsmPlan {
+        let windowed = MsmPlan::new((n, dense), planner.windowed(dense), 0);
+        let cost = |p: &MsmPlan| p.layout.cost(dense, planner.table_per_bucket);
+        match table.map(|(layout, stride)| MsmPlan::new((n, dense), layout, stride)) {
+            Some(shared) if cost(&shared) < cost(&windowed) => shared,
+            _ => windowed,
+        }
     }
 
     fn buckets(&self) -> usize {
         self.layout.buckets() as usize
     }
+    /// Bucket entries at most: one a dense scalar and window.
     fn entries(&self) -> usize {
-        self.layout.entries(self.n) as usize
+        self.layout.entries(self.dense) as usize
     }
 }
 
@@ -263,26 +279,28 @@ impl Msm {
         // The range's first base, in the bases and in each window of the table (entry
         // w·stride + i of the table read from its start + range.start).
         let offset = (range.start * curve.affine_words * 4) as u64;
-        let windowed = MsmPlan::new(n, self.planner.windowed(n), 0);
-        let cost = |p: &MsmPlan| p.layout.cost(n, self.planner.table_per_bucket);
-        let table = table.map(|t| (MsmPlan::new(n, t.layout, t.len as u32), t));
-        let (plan, points) = match table {
-            Some((shared, t)) if cost(&shared) < cost(&windowed) => (shared, dev.ptr(&t.data) + offset),
-            _ => (windowed, dev.ptr(&bases.data) + offset),
-        };
-        let bases = dev.ptr(&bases.data) + offset;
-        let phases = Phases { msm: self, span: curve.span, curve, plan, points, bases, parent };
-        let words = {
+        let bases_ptr = dev.ptr(&bases.data) + offset;
+        let (plan, words) = {
             let _op = dev.op();
-            self.timing.span(curve.span, parent, || match phases.run(scalars_ptr) {
-                // The workspace of earlier MSMs, or the scratch of tables being made, may hold
-                // what this one needs: free the one and wait for the other, once.
-                Err(CudaError::OutOfMemory { .. }) => {
-                    self.workspace.clear(dev)?;
-                    dev.synchronize_background()?;
-                    phases.run(scalars_ptr)
-                }
-                other => other,
+            self.timing.span(curve.span, parent, || {
+                let dense = self.dense_scalars(curve.span, (scalars_ptr, n), parent)?;
+                let plan = MsmPlan::least_work(&self.planner, (n, dense), table.map(|t| (t.layout, t.len as u32)));
+                let points = match table {
+                    Some(t) if plan.stride != 0 => dev.ptr(&t.data) + offset,
+                    _ => bases_ptr,
+                };
+                let phases = Phases { msm: self, span: curve.span, curve, plan, points, bases: bases_ptr, parent };
+                let words = match phases.run(scalars_ptr) {
+                    // The workspace of earlier MSMs, or the scratch of tables being made, may
+                    // hold what this one needs: free the one and wait for the other, once.
+                    Err(CudaError::OutOfMemory { .. }) => {
+                        self.workspace.clear(dev)?;
+                        dev.synchronize_background()?;
+                        phases.run(scalars_ptr)
+                    }
+                    other => other,
+                }?;
+                Ok((plan, words))
             })?
         };
         let sums: Vec<Projective<C>> = words.chunks(curve.xyzz_words).map(curve.from_xyzz).collect();
@@ -291,6 +309,33 @@ impl Msm {
 }
 
 impl Msm {
+    /// How many of the `n` scalars at device address `scalars` reach the buckets: neither 0 nor,
+    /// under the 0/1 split, 1 (`msm_dense_count`, a device span `{span}.count`). The one wait on
+    /// the device before an MSM's phases are queued, for a word.
+    fn dense_scalars(
+        &self,
+        span: &str,
+        (scalars, n): (u64, usize),
+        parent: Option<SpanId>,
+    ) -> Result<usize, CudaError> {
+        let count = self.workspace.get(&self.dev, "MSM dense count", 1)?;
+        self.dev.zero_words(count, 1)?;
+        let split = u32::from(self.ones_split());
+        self.timing.span(&format!("{span}.count"), parent, || {
+            let grid = (n as u32).div_ceil(256).clamp(1, 4 * 1024);
+            let args = [
+                compile::Arg::Ptr(scalars),
+                compile::Arg::U32(n as u32),
+                compile::Arg::U32(split),
+                compile::Arg::Ptr(count),
+            ];
+            self.kernels.launch(compile::Kernel::MsmDenseCount, grid, 256, &args)
+        })?;
+        let dense = self.staging.download_words(count, 1)?[0] as usize;
+        // A count above n would be a kernel fault; the plan's buffers must hold every entry.
+        Ok(dense.min(n))
+    }
+
     /// The bucket sums of a random deal of `n` points at device address `points` (the batched
     /// subgroup check, subgroup.rs): `plan.passes` windows of 2^bits buckets, each point in one
     /// bucket a window as the keystream at `deal` says (`words` 64-bit words a point). Returns
@@ -308,7 +353,7 @@ impl Msm {
         parent: Option<SpanId>,
     ) -> Result<u64, CudaError> {
         let layout = Layout { c: plan.bucket_bits + 1, windows: plan.passes, sets: plan.passes };
-        let plan = MsmPlan::new(n, layout, 0);
+        let plan = MsmPlan::new((n, n), layout, 0);
         if plan.entries() as u64 >= 1 << 31 {
             return Err(CudaError::OutOfMemory {
                 what: format!("{span} of {n} points (more than 2^31 bucket entries)"),

@@ -61,6 +61,48 @@ fn ones_split_on_and_off_agree_with_arkworks() {
     b.set_ones_split(true);
 }
 
+/// MSMs whose scalars are mostly 0 and 1 are planned for the few that reach the buckets
+/// (`msm_g1.count`): exact against arkworks with the shifted bases made (so the shared layout
+/// competes with narrow windows), the 0/1 split on and off, down to a handful of other values
+/// and none at all.
+#[test]
+fn mostly_zero_and_one_scalars_are_planned_for_the_rest_and_agree() {
+    let Some(b) = with_small_tables(TableBuild::Blocking) else { return };
+    let mut rng = test_rng("mostly_zero_and_one_scalars_are_planned_for_the_rest_and_agree");
+    let n = if large() { 1 << 20 } else { 1 << 15 };
+    let (g1, g2) = (random_points::<G1Projective, _>(n, &mut rng), random_points::<G2Projective, _>(n / 8, &mut rng));
+    let (d1, d2) = (b.upload_g1_bases(&g1).unwrap(), b.upload_g2_bases(&g2).unwrap());
+    let few = |every: usize, rng: &mut rand_chacha::ChaCha20Rng| -> Vec<Fr> {
+        (0..n).map(|i| if i % every == 3 { Fr::rand(rng) } else { Fr::from(u64::rand(rng) & 1) }).collect()
+    };
+    let bits_only: Vec<Fr> = (0..n).map(|_| Fr::from(u64::rand(&mut rng) & 1)).collect();
+    let mut five = vec![Fr::from(0u64); n];
+    for i in [0, 1, n / 2, n - 2, n - 1] {
+        five[i] = Fr::rand(&mut rng);
+    }
+    let cases = [
+        ("1 in 13 other", bit_heavy(n, &mut rng)),
+        ("1 in 997 other", few(997, &mut rng)),
+        ("five other", five),
+        ("0 and 1 only", bits_only),
+    ];
+    for (what, scalars) in cases {
+        let want1 = G1Projective::msm_unchecked(&g1, &scalars);
+        let want2 = G2Projective::msm_unchecked(&g2, &scalars[..n / 8]);
+        let ds = b.upload_scalars(&scalars).unwrap();
+        for split in [true, false] {
+            b.set_ones_split(split);
+            assert!(b.msm_g1(&d1, Scalars::Device(&ds, 0..n)).unwrap() == want1, "G1 {what}, split {split}");
+            assert!(b.msm_g2(&d2, Scalars::Device(&ds, 0..n / 8)).unwrap() == want2, "G2 {what}, split {split}");
+        }
+    }
+    b.set_ones_split(true);
+    let spans = b.drain_device_spans();
+    for name in ["msm_g1.count", "msm_g2.count"] {
+        assert!(spans.iter().any(|s| s.name == name && s.end_ns > s.start_ns), "no {name} span in {spans:?}");
+    }
+}
+
 #[test]
 fn skewed_scalars_take_the_big_bucket_path_and_agree() {
     let Some(b) = cuda() else { return };
@@ -187,7 +229,7 @@ fn msm_phases_are_timed_inside_their_host_span() {
     let host_end = g16_backend::timeline::now_ns();
     drop(guard);
     let spans = b.drain_device_spans();
-    for phase in ["msm_g1", "msm_g1.digits", "msm_g1.sort", "msm_g1.accumulate", "msm_g1.reduce"] {
+    for phase in ["msm_g1", "msm_g1.count", "msm_g1.digits", "msm_g1.sort", "msm_g1.accumulate", "msm_g1.reduce"] {
         let s = spans.iter().find(|s| s.name == phase).unwrap_or_else(|| panic!("no {phase} span in {spans:?}"));
         assert_eq!(s.parent, Some(id), "{phase}");
         assert_eq!(s.device, "cuda:0");

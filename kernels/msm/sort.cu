@@ -6,6 +6,8 @@
 // next window), so each bucket set has B = 2^(c−1) buckets and a negative digit adds the
 // negated point. W·c ≥ 256 leaves the top window room for the last carry (scalars are < 2^255).
 //
+//   plan    msm_dense_count: the scalars that reach the buckets (neither 0 nor, under the 0/1
+//           split, 1), whose count the host plans the window and buffers for.
 //   digits  msm_count: per bucket counts; scalars equal to 1 go to the `ones` list instead
 //           (the 0/1 split), zero digits go nowhere.
 //   sort    the host scans the counts into offsets, then msm_scatter: each (scalar, window)
@@ -53,6 +55,21 @@ DEVICE void for_each_digit(const Fr& s, u32 i, u32 c, u32 windows, u32 stride, E
       else emit(w * half + mag - 1, i, neg);
     }
   }
+}
+
+// A hash circuit's witness is mostly 0 and 1 (docs/perf/filecoin.md): buckets planned for
+// every scalar would cost more to clear, fill and reduce than its few other values' entries.
+// Compared in Montgomery form, as stored (0 is 0, 1 is R mod r); a warp's count is summed by
+// shuffles, so one atomic a warp.
+extern "C" __global__ void msm_dense_count(const Fr* __restrict__ scalars, u32 n, u32 split, u32* count) {
+  u32 mine = 0;
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const Fr s = scalars[i];
+    mine += !(s.is_zero() || (split && s == Fr::one()));
+  }
+#pragma unroll
+  for (u32 lane = 16; lane; lane >>= 1) mine += __shfl_down_sync(0xffffffffu, mine, lane);
+  if ((threadIdx.x & 31) == 0 && mine) atomicAdd(count, mine);
 }
 
 extern "C" __global__ void msm_count(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows, u32 stride,

@@ -168,6 +168,8 @@ pub enum Kernel {
     SpmvRows,
     SpmvLongRows,
     R1csCheck,
+    /// The scalars that reach the buckets, counted for the MSM's plan.
+    MsmDenseCount,
     MsmCount,
     MsmScatter,
     ScanBlocks,
@@ -192,7 +194,7 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 43] = [
+    pub const ALL: [Kernel; 44] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::NttRadix4Pass512,
@@ -203,6 +205,7 @@ impl Kernel {
         Kernel::SpmvRows,
         Kernel::SpmvLongRows,
         Kernel::R1csCheck,
+        Kernel::MsmDenseCount,
         Kernel::MsmCount,
         Kernel::MsmScatter,
         Kernel::ScanBlocks,
@@ -252,6 +255,7 @@ impl Kernel {
             Kernel::SpmvRows => "spmv_rows",
             Kernel::SpmvLongRows => "spmv_long_rows",
             Kernel::R1csCheck => "r1cs_check",
+            Kernel::MsmDenseCount => "msm_dense_count",
             Kernel::MsmCount => "msm_count",
             Kernel::MsmScatter => "msm_scatter",
             Kernel::ScanBlocks => "scan_blocks",
@@ -299,7 +303,8 @@ impl Kernel {
             | Kernel::FrScale
             | Kernel::FrQuotient => "ntt",
             Kernel::SpmvRows | Kernel::SpmvLongRows | Kernel::R1csCheck => "r1cs",
-            Kernel::MsmCount
+            Kernel::MsmDenseCount
+            | Kernel::MsmCount
             | Kernel::MsmScatter
             | Kernel::ScanBlocks
             | Kernel::ScanAdd
@@ -369,6 +374,7 @@ impl Kernel {
             Kernel::R1csCheck => {
                 vec![read("a", Fr), read("b", Fr), read("c", Fr), u32("rows"), write("first", U32)]
             }
+            Kernel::MsmDenseCount => vec![read("scalars", Fr), u32("n"), u32("split"), write("count", U32)],
             Kernel::MsmCount => {
                 digit_params(&[write("counts", U32), write("ones", U32), write("ones_count", U32), u32("split")])
             }

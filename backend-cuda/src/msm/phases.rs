@@ -136,7 +136,7 @@ impl<C: SWCurveConfig> Phases<'_, C> {
         let (plan, buckets) = (&self.plan, self.plan.buckets());
         let offsets = self.ws("MSM bucket offsets", buckets)?;
         let cursor = self.ws("MSM bucket cursors", buckets)?;
-        let sorted = self.ws("MSM sorted entries", plan.entries())?;
+        let sorted = self.ws("MSM sorted entries", plan.entries().max(1))?;
         self.span("sort", || {
             self.msm.dev.copy_words(offsets, digits.counts, buckets)?;
             self.exclusive_scan(offsets, buckets, 0)?;

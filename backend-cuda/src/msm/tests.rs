@@ -18,7 +18,7 @@ fn check(p: &MsmPlan) {
 fn plans_cover_the_scalar_and_fit_indices() {
     let planner = planner(MsmTuning::default());
     for log in 0..=26 {
-        let p = MsmPlan::new(1 << log, planner.windowed(1 << log), 0);
+        let p = MsmPlan::new((1 << log, 1 << log), planner.windowed(1 << log), 0);
         check(&p);
         assert_eq!((p.layout.sets, p.stride), (p.layout.windows, 0), "{p:?}");
         assert!(p.layout.c <= MAX_WINDOW, "{p:?}");
@@ -39,7 +39,7 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
         assert!(layout.is_shared() && layout.c * layout.windows >= 256, "2^{log}: {layout:?}");
         // A plan for n ≤ len points uses the table's c, W and stride.
         for n in [len, len / 2 + 3] {
-            let p = MsmPlan::new(n, layout, len as u32);
+            let p = MsmPlan::new((n, n), layout, len as u32);
             check(&p);
             assert_eq!((p.layout.sets, p.stride), (1, len as u32));
         }
@@ -60,6 +60,32 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
         let shared = everywhere.table(n).expect("a table");
         assert!(shared.cost(n, PER_BUCKET) < default.windowed(n).cost(n, PER_BUCKET), "2^{log}");
     }
+}
+
+/// An MSM is planned for the scalars that reach the buckets: a witness query of the 2 KiB PoRep
+/// partition (2,674,948 scalars, 1.2 % neither 0 nor 1) takes a narrow windowed layout over its
+/// bases instead of its table's 2^19 buckets, and every scalar dense keeps the table; the digit
+/// kernels still read all n scalars, and the sorted list holds the dense ones' entries.
+#[test]
+fn sparse_scalars_are_planned_for_those_that_reach_the_buckets() {
+    let planner = planner(MsmTuning::default());
+    let n = 2_674_948;
+    let table = planner.table(n).map(|layout| (layout, n as u32));
+    assert_eq!(table.map(|t| t.0), Some(Layout::shared(20)));
+    let full = MsmPlan::least_work(&planner, (n, n), table);
+    assert_eq!((full.layout, full.stride), (Layout::shared(20), n as u32), "dense: the table");
+    let sparse = MsmPlan::least_work(&planner, (n, 32_100), table);
+    assert_eq!((sparse.n, sparse.dense, sparse.stride), (n, 32_100, 0), "{sparse:?}");
+    assert_eq!(sparse.layout, planner.windowed(32_100));
+    assert!(sparse.buckets() < 1 << 13 && sparse.entries() == 32_100 * sparse.layout.windows as usize, "{sparse:?}");
+    check(&sparse);
+    // None dense (only 0 and 1): the narrowest layout, no entries.
+    let none = MsmPlan::least_work(&planner, (n, 0), table);
+    assert_eq!((none.layout.c, none.entries(), none.stride), (4, 0, 0));
+    check(&none);
+    // Without a table, the window follows the dense count.
+    assert_eq!(MsmPlan::least_work(&planner, (1 << 24, 1 << 24), None).layout.c, 16);
+    assert_eq!(MsmPlan::least_work(&planner, (1 << 24, 1 << 14), None).layout.c, 9);
 }
 
 /// The host's half of the reduction: from each set's sum and the ones' sum, `combine` must give
@@ -85,7 +111,7 @@ fn combine_recovers_the_weighted_bucket_sums() {
     }
     want += ones;
     let layout = Layout { c, windows: sets as u32, sets: sets as u32 };
-    let plan = MsmPlan { n: 1, layout, stride: 0, big: 256, segments: segments as u32 };
+    let plan = MsmPlan { n: 1, dense: 1, layout, stride: 0, big: 256, segments: segments as u32 };
     let mut sums = Vec::new();
     for bucket in &buckets {
         let seg = |j: usize| &bucket[j * len..(j + 1) * len];
@@ -218,6 +244,8 @@ using std::min;
 #define __shared__ static
 #define __syncthreads() ((void)0)
 static int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
+// A serial launch's thread is a warp of one: no other lane to read.
+static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
 "#;
 
     fn build() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
