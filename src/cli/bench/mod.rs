@@ -525,6 +525,8 @@ fn measure(
                     (None, _) => (prover.prove(&key, circuit, &mut rng, &tl)?, Vec::new()),
                 };
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                // The proof's device spans by name (the four G1 MSMs summed under `msm_g1`).
+                record_spans();
                 let public_inputs = native_inputs.unwrap_or_else(|| proved[1..instance].to_vec());
                 // Outside the timed call: a proof that does not verify is no measurement.
                 if !g16::prover::verify(&key, &proof, &public_inputs)? {
