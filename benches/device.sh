@@ -4,7 +4,8 @@
 # Here (no GPU needed), from the repository root:
 #   benches/device.sh prepare [BEFORE_CHECKOUT]
 #       release g16, the GPU backends' test binaries and the CUDA kernels compiled for sm_90,
-#       stripped into .device/ (ignored by git; the device tool carries it: carry [".device", ".gl"]).
+#       stripped and compressed into .device/ (ignored by git; the device tool carries it: carry
+#       [".device", ".gl"]; every stage unpacks them first).
 #       With BEFORE_CHECKOUT (a worktree of another commit, built with `cargo build --release`
 #       there), its g16 and kernels go to .device/before/, for same-machine comparisons. Build
 #       each tree into its own target directory: with one CARGO_TARGET_DIR for both, cargo can
@@ -151,12 +152,32 @@ prepare() {
   fi
   strip "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance "$D"/filecoin_c2 \
     "$D"/strided_copy ${before:+"$D/before/g16"}
+  # The carry holds 64 MiB: every binary goes compressed (a quarter of its size), and the env
+  # stage unpacks it there.
+  xz -T0 -6 -f "$D"/g16 "$D"/cuda_backend "$D"/wgpu_backend "$D"/wgpu_device "$D"/proof_conformance \
+    "$D"/filecoin_c2 "$D"/strided_copy ${before:+"$D/before/g16"} || exit 1
   du -sh "$D"
+}
+
+# Unpacks the binaries prepare compressed (`NAME.xz` beside where NAME goes), once.
+unpack() {
+  local packed
+  while read -r packed; do
+    [ -e "${packed%.xz}" ] && continue
+    if command -v xz >/dev/null; then
+      xz -dk "$packed"
+    else
+      python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+        "$packed" "${packed%.xz}"
+    fi
+    chmod +x "${packed%.xz}"
+  done < <(find "$D" -name '*.xz')
 }
 
 env_stage() {
   OUT="${OUT:-/tmp/out}"
   mkdir -p "$OUT"
+  unpack
   if [ -d "$ROOT/.gl" ] && ! ldconfig -p | grep -q libvulkan; then
     for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
