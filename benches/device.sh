@@ -72,7 +72,8 @@
 #                 project's seed and a sector sealed by .device/fil-harness
 #                 (benches/filecoin-harness), then C2 by `g16 filecoin c2` on CUDA (fresh: every
 #                 point checked on the device, the circuit compiled; again: digest and circuit
-#                 cached) and wgpu, by bellperson on the host's cores and by bellperson with
+#                 cached; each process proves it 1 + RUNS times, the key resident after the
+#                 first) and wgpu, by bellperson on the host's cores and by bellperson with
 #                 supraseal (.device/fil-harness-supraseal, where present), each output accepted
 #                 by verify_seal; with BIT_EXACT=1 the 2 KiB C2 equal to bellperson's on CUDA
 #                 and wgpu (filecoin/tests/c2.rs, the tests CI's time cannot hold)
@@ -616,9 +617,12 @@ filecoin() {
     [ -s "$dir/c1.json" ] ||
       step 900 "fil-seal-$sector" "$D/fil-harness" --json "$json" seal --sector "$sector" --work "$dir" --c1 "$dir/c1.json"
     read -r -a ids <<<"$(sector_ids "$dir/c1.meta.json")"
+    # Each process proves the sector 1 + RUNS times (the jobs after the first find the key
+    # resident, as supraseal's timed runs after its warm-up do); wgpu twice.
     for run in cuda-fresh cuda-again wgpu; do
+      local runs=$((${RUNS:-2} + 1)); [ "$run" = wgpu ] && runs=2
       step 600 "fil-g16-$run-$sector" "$D/g16" filecoin c2 --backend "${run%%-*}" --c1 "$dir/c1.json" \
-        --params "$FIL_PROOFS_PARAMETER_CACHE" --out "$dir/g16-$run.proof" \
+        --params "$FIL_PROOFS_PARAMETER_CACHE" --out "$dir/g16-$run.proof" --runs "$runs" \
         --prover-id "${ids[0]}" --sector-id "${ids[1]}" --json "$json"
       cat "$OUT/fil-g16-$run-$sector.txt" | tail -3
     done

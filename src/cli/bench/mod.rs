@@ -64,6 +64,7 @@ use measurement::{measurement, median_phases, print_table, Measurement};
 
 mod first_proof;
 mod measurement;
+pub(crate) use measurement::median;
 mod plot;
 
 #[derive(clap::Args)]
