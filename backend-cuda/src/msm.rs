@@ -25,7 +25,7 @@ use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
 use crate::compile::{self, Kernels};
 use crate::device::CudaDevice;
 use crate::error::{during, CudaError};
-use crate::options::{CudaOptions, MsmAccumulation, TableBuild};
+use crate::options::{CudaOptions, FusedY, MsmAccumulation, TableBuild};
 use crate::staging::Staging;
 use crate::timing::Timing;
 use phases::Phases;
@@ -164,8 +164,8 @@ pub(crate) struct Msm {
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
     accumulation: MsmAccumulation,
-    /// The sliced accumulation with Y₃'s products reduced together (`CudaOptions::madd_fused_y`).
-    fused_y: bool,
+    /// Where the sliced accumulation reduces Y₃'s products together (`CudaOptions::madd_fused_y`).
+    fused_y: FusedY,
     workspace: Workspace,
     ones_split: AtomicBool,
 }

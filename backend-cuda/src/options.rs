@@ -30,11 +30,37 @@ pub struct CudaOptions {
     pub ntt_block: NttBlock,
     /// How the MSM's threads share out the buckets' additions.
     pub msm_accumulation: MsmAccumulation,
-    /// Whether the sliced accumulation computes the mixed addition's Y₃ = R·(Q − X₃) − Y₁·PPP
-    /// with its two products reduced together (`Fq::mul_sub_mul`, `Fq2::mul_sub_mul`: one
-    /// reduction fewer, ~5 % of an addition's limb products on G1, two fewer on G2) instead of
-    /// as two products. Off until it is measured faster on a GPU.
-    pub madd_fused_y: bool,
+    /// On which curves the sliced accumulation computes the mixed addition's Y₃ = R·(Q − X₃) −
+    /// Y₁·PPP with its two products reduced together (`Fq::mul_sub_mul`, `Fq2::mul_sub_mul`)
+    /// instead of as two products.
+    pub madd_fused_y: FusedY,
+}
+
+/// Where the mixed addition's Y₃ takes one reduction for its two products ([`CudaOptions::madd_fused_y`]).
+///
+/// Measured on an H100 at 2^24 (b132e70, two alternating rounds each, docs/perf/cuda.md): G1
+/// 135.1 → 131.8 ms (−2.5 %; ~5 % fewer limb products an addition), G2 349.3 → 372.4 ms
+/// (+6.6 %: its body grows past what the Fq2 kernel keeps in registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FusedY {
+    /// Two products and two reductions on both curves.
+    Off,
+    /// One reduction on G1, two on G2.
+    #[default]
+    G1,
+    /// One reduction on both curves.
+    Both,
+}
+
+impl FusedY {
+    /// Whether the accumulation of `curve` takes the fused kernel.
+    pub(crate) fn on(self, curve: crate::compile::Curve) -> bool {
+        match self {
+            FusedY::Off => false,
+            FusedY::G1 => curve == crate::compile::Curve::G1,
+            FusedY::Both => true,
+        }
+    }
 }
 
 /// The default of [`CudaOptions::max_msm_entries`]: 2^31 − 1.
@@ -117,7 +143,7 @@ impl Default for CudaOptions {
             ntt_twiddles: NttTwiddles::Table,
             ntt_block: NttBlock::Elems512,
             msm_accumulation: MsmAccumulation::Chunks,
-            madd_fused_y: false,
+            madd_fused_y: FusedY::G1,
         }
     }
 }

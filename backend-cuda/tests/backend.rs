@@ -2,7 +2,7 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions, MsmAccumulation, NttBlock, NttTwiddles, TableBuild};
+use g16_cuda::{CudaBackend, CudaOptions, FusedY, MsmAccumulation, NttBlock, NttTwiddles, TableBuild};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -194,24 +194,26 @@ fn msm_accumulated_a_bucket_a_thread_matches_arkworks() {
     }
 }
 
-/// The sliced accumulation with the mixed addition's Y₃ products reduced together
-/// (`CudaOptions::madd_fused_y`): the suite's G1 and G2 MSMs and errors, and a witness of mostly
-/// bits.
+/// The mixed addition's Y₃ products reduced together on both curves or on neither
+/// (`CudaOptions::madd_fused_y`; the default, G1 only, runs in every other test): the suite's
+/// G1 and G2 MSMs and errors, and a witness of mostly bits.
 #[test]
-fn msm_with_y_under_one_reduction_matches_arkworks() {
-    let options = CudaOptions { madd_fused_y: true, ..options() };
-    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
-    let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
-    conformance::msm_g1_matches_arkworks(&b, &sizes);
-    conformance::msm_g2_matches_arkworks(&b, &sizes);
-    conformance::msm_ranges_and_errors(&b);
-    let mut rng = test_rng("msm_with_y_under_one_reduction_matches_arkworks");
-    let n = if large() { 1 << 22 } else { 1 << 15 };
-    let bases = random_points::<G1Projective, _>(n, &mut rng);
-    let scalars = bit_heavy(n, &mut rng);
-    let want = G1Projective::msm_unchecked(&bases, &scalars);
-    let (db, ds) = (b.upload_g1_bases(&bases).unwrap(), b.upload_scalars(&scalars).unwrap());
-    assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want);
+fn msm_with_y_fused_on_both_curves_or_neither_matches_arkworks() {
+    for fused in [FusedY::Both, FusedY::Off] {
+        let options = CudaOptions { madd_fused_y: fused, ..options() };
+        let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+        let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
+        conformance::msm_g1_matches_arkworks(&b, &sizes);
+        conformance::msm_g2_matches_arkworks(&b, &sizes);
+        conformance::msm_ranges_and_errors(&b);
+        let mut rng = test_rng("msm_with_y_fused_on_both_curves_or_neither_matches_arkworks");
+        let n = if large() { 1 << 22 } else { 1 << 15 };
+        let bases = random_points::<G1Projective, _>(n, &mut rng);
+        let scalars = bit_heavy(n, &mut rng);
+        let want = G1Projective::msm_unchecked(&bases, &scalars);
+        let (db, ds) = (b.upload_g1_bases(&bases).unwrap(), b.upload_scalars(&scalars).unwrap());
+        assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want, "{fused:?}");
+    }
 }
 
 #[test]

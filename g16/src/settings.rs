@@ -226,7 +226,14 @@ impl Settings {
                         }
                     })?
                     .unwrap_or_default(),
-                madd_fused_y: vars.flag("G16_CUDA_MADD_FUSED_Y")?.unwrap_or(false),
+                madd_fused_y: vars
+                    .parse("G16_CUDA_MADD_FUSED_Y", "0, g1 or 1", |v| match v.to_ascii_lowercase().as_str() {
+                        "0" | "off" => Some(g16_cuda::FusedY::Off),
+                        "g1" => Some(g16_cuda::FusedY::G1),
+                        "1" | "both" => Some(g16_cuda::FusedY::Both),
+                        _ => None,
+                    })?
+                    .unwrap_or_default(),
             },
             #[cfg(feature = "wgpu")]
             wgpu: g16_wgpu::WgpuOptions {
@@ -369,7 +376,7 @@ mod tests {
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
         assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);
-        assert!(s.cuda.madd_fused_y);
+        assert_eq!(s.cuda.madd_fused_y, g16_cuda::FusedY::Both);
         // Every tuning variable given is named, the cache directory not.
         assert_eq!(s.given.get("G16_CUDA_NTT_BLOCK").map(String::as_str), Some("1024"));
         assert_eq!(s.given.get("G16_WGPU_ARITH").map(String::as_str), Some("u32"));

@@ -217,7 +217,7 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                     let tails = self.ws("MSM slice tails", slices)?;
                     let (grid, buckets, chunk_min) =
                         ((slices as u32).div_ceil(128), Arg::U32(buckets as u32), Arg::U32(CHUNK_MIN));
-                    let kernel = match self.msm.fused_y {
+                    let kernel = match self.msm.fused_y.on(curve.kernels) {
                         true => Kernel::AccumulateChunksFused(curve.kernels),
                         false => Kernel::AccumulateChunks(curve.kernels),
                     };
