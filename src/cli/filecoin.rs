@@ -111,6 +111,11 @@ pub fn run(settings: &Settings, command: FilecoinCommand) -> Result<(), CliError
 }
 
 fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
+    // A process for one sector: shifted bases, unless asked for, are not built. On an H100 the
+    // 2 KiB C2's first device section took 200 ms with them building in the background against
+    // 72 without, and later ones 64 against 69: ~26 jobs before they pay (docs/perf/filecoin.md).
+    // A server (`g16 serve`) that holds the circuit keeps them.
+    let settings = &settings.for_one_proof();
     let started = Instant::now();
     let asked = args.proof.as_deref().map(str::parse::<SealProof>).transpose()?;
     let ids = match (&args.prover_id, args.sector_id) {
