@@ -96,7 +96,7 @@ pub struct C2Args {
     #[arg(long)]
     pub timeline: Option<PathBuf>,
     /// Prove the C1 output this many times on the same engine, each output verified: the
-    /// proofs after the first find the key resident and its tables built, as a server's do
+    /// proofs after the first find the key resident, as a server's do
     /// (`--out` gets the last one).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
@@ -252,7 +252,7 @@ fn c2(settings: &Settings, args: C2Args) -> Result<(), CliError> {
             "threads": rayon::current_num_threads(),
             "commit": crate::cli::stamp::COMMIT,
             "date": crate::cli::stamp::today_utc(),
-            "includes": "C1 file read, circuit loaded, parameter file read and checked, key prepared on the devices, witnesses and proofs, each proof verified; prove_ms, witness_ms and device_ms are the first job's, again_* the median over the jobs after it (key resident, its tables built)",
+            "includes": "C1 file read, circuit loaded, parameter file read and checked, key prepared on the devices, witnesses and proofs, each proof verified; prove_ms, witness_ms and device_ms are the first job's, again_* the median over the jobs after it (key resident)",
         });
         if jobs.len() > 1 {
             let again = &jobs[1..];
