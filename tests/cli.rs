@@ -494,6 +494,7 @@ fn filecoin_c2_refuses_bad_input_plainly() {
     assert!(run(&["--c1", c1, "--proof", "StackedDrg2KiBV9"]).contains("unsupported registered proof"));
     assert!(run(&["--c1", c1, "--proof", "StackedDrg32GiBV1_1"]).contains("StackedDrg2KiBV1_1"));
     assert!(run(&["--c1", c1, "--prover-id", "12", "--sector-id", "1"]).contains("64 hex digits"));
+    assert!(run(&["--c1", c1, "--runs", "0"]).contains("--runs"));
     let missing = run(&["--c1", c1]);
     assert!(missing.contains(".params") && missing.contains("cannot read"), "{missing}");
     assert!(!sb.path("p").exists(), "nothing is written for a refused run");
