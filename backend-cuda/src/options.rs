@@ -40,7 +40,7 @@ pub struct CudaOptions {
 ///
 /// Measured on an H100 at 2^24 (b132e70, two alternating rounds each, docs/perf/cuda.md): G1
 /// 135.1 → 131.8 ms (−2.5 %; ~5 % fewer limb products an addition), G2 349.3 → 372.4 ms
-/// (+6.6 %: its body grows past what the Fq2 kernel keeps in registers).
+/// (+6.6 %, not yet traced).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedY {
     /// Two products and two reductions on both curves.
@@ -145,5 +145,19 @@ impl Default for CudaOptions {
             msm_accumulation: MsmAccumulation::Chunks,
             madd_fused_y: FusedY::G1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::Curve;
+
+    #[test]
+    fn fused_y_picks_the_kernel_by_curve() {
+        let on = |f: FusedY| (f.on(Curve::G1), f.on(Curve::G2));
+        assert_eq!(on(FusedY::default()), (true, false));
+        assert_eq!(on(FusedY::Off), (false, false));
+        assert_eq!(on(FusedY::Both), (true, true));
     }
 }
