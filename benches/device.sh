@@ -19,7 +19,7 @@
 #       suite     the conformance suites at the GPU machine's sizes: the operations' half on
 #                 CUDA and on wgpu (both arithmetic paths), the proofs' half (g16/tests/
 #                 conformance.rs) on both, wgpu's device tests (G16_REQUIRE_* set: a missing
-#                 backend fails)
+#                 backend fails); SUITE=ci: at CI's sizes
 #       bench     g16 bench, CUDA and wgpu: MSM G1/G2 2^20–2^24, NTT 2^22–2^24; with
 #                 .device/before, each case runs before/after back to back
 #       prove     traced proofs (CUDA synthetic 2^22, wgpu synthetic 2^20) and their reports
@@ -218,6 +218,8 @@ test_kernels() {
 
 suite() {
   export G16_REQUIRE_CUDA=1 G16_REQUIRE_WGPU=1 G16_CONFORMANCE=large
+  # SUITE=ci: CI's sizes (a minute, not several), for a call whose time goes to other stages.
+  [ "${SUITE:-}" = ci ] && unset G16_CONFORMANCE
   test_kernels
   step 300 suite-cuda "$D/cuda_backend" --test-threads=1
   step 300 proofs-cuda "$D/proof_conformance" --test-threads=1 cuda_proofs
