@@ -29,7 +29,7 @@ mod witness;
 
 pub use params::{read_vk, write_params, write_vk, DecodedParams};
 pub use record::{compile, RecordingCs};
-pub use witness::{witness, WitnessCs};
+pub use witness::{assignment, witness, witness_parts, WitnessCs};
 
 /// The scalar field of bellperson's BLS12-381 circuits.
 pub use blstrs::Scalar;

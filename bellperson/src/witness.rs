@@ -39,12 +39,28 @@ impl WitnessCs {
 
 /// Runs `circuit` for its assignment z = [1, inputs…, aux…].
 pub fn witness<C: bellpepper_core::Circuit<Scalar>>(circuit: C) -> Result<Vec<Fr>, BellpersonError> {
+    let (inputs, aux) = witness_parts(circuit)?;
+    Ok(WitnessCs { inputs, aux }.into_assignment())
+}
+
+/// Runs `circuit` for its values, as [`witness`] does, and returns its inputs (ONE first) and its
+/// aux apart, in bellperson's scalars: for a caller that assembles one witness from parts of a
+/// circuit synthesized on several threads ([`assignment`] then makes g16's z of them).
+pub fn witness_parts<C: bellpepper_core::Circuit<Scalar>>(
+    circuit: C,
+) -> Result<(Vec<Scalar>, Vec<Scalar>), BellpersonError> {
     let mut cs = WitnessCs::root();
     circuit.synthesize(&mut cs)?;
     if cs.inputs.first() != Some(&Scalar::ONE) {
         return Err(BellpersonError::Malformed("the circuit overwrote input 0 (ONE)".into()));
     }
-    Ok(cs.into_assignment())
+    Ok((cs.inputs, cs.aux))
+}
+
+/// g16's assignment z = [inputs…, aux…] of values in bellperson's scalars (ONE the first
+/// input), converted on every core.
+pub fn assignment(inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Vec<Fr> {
+    WitnessCs { inputs, aux }.into_assignment()
 }
 
 impl ConstraintSystem<Scalar> for WitnessCs {

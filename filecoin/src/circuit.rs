@@ -26,6 +26,7 @@ use storage_proofs_porep::stacked::{self, StackedDrg, Tau};
 
 use crate::c1::C1Output;
 use crate::seal_proof::{public_params, with_shape, Compound, SealProof};
+use crate::witness;
 use crate::FilecoinError;
 
 /// The bytes of one partition's proof in the C2 output (bellperson's encoding).
@@ -277,17 +278,22 @@ fn partitions_of<Tree: 'static + MerkleTreeTrait>(
             )
             .map_err(FilecoinError::filecoin)?;
             let (params, inputs) = (Arc::clone(&params), Arc::clone(&inputs));
+            let counts = (1 + public_inputs.len(), variables);
             let make = move || -> Result<Vec<Fr>, FilecoinError> {
-                let circuit = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
-                    &inputs,
-                    (),
-                    &vanilla,
-                    &params,
-                    Some(index),
-                )
-                .map_err(|e| FilecoinError::Synthesis { partition: index, detail: format!("{e:#}") })?;
-                g16_bellperson::witness(circuit)
-                    .map_err(|e| FilecoinError::Synthesis { partition: index, detail: e.to_string() })
+                let refuse = |detail: String| FilecoinError::Synthesis { partition: index, detail };
+                // storage-proofs runs a partition's challenges one after another: each is
+                // synthesized alone, on every core (witness.rs says why that is the same witness).
+                witness::by_challenge(index, vanilla.len(), counts, |challenge| {
+                    let circuit = <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
+                        &inputs,
+                        (),
+                        &vanilla[challenge..=challenge].to_vec(),
+                        &params,
+                        Some(index),
+                    )
+                    .map_err(|e| refuse(format!("{e:#}")))?;
+                    g16_bellperson::witness_parts(circuit).map_err(|e| refuse(e.to_string()))
+                })
             };
             Ok(PoRepPartition {
                 proof,
@@ -368,4 +374,49 @@ pub fn read_c2_output(bytes: &[u8], partitions: usize) -> Result<Vec<Proof>, Fil
         return Err(FilecoinError::ProofLength { got: bytes.len(), expected, partitions });
     }
     bytes.chunks(PARTITION_PROOF_BYTES).map(|p| Ok(g16_bellperson::proof::from_bytes(p)?)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use filecoin_proofs::SectorShape2KiB;
+
+    use super::*;
+
+    /// The partition's witness made challenge by challenge on every core equals storage-proofs'
+    /// own run of the whole circuit on one thread, value for value (the sealed 2 KiB sector of
+    /// the fixtures: two challenges).
+    #[test]
+    fn the_witness_by_challenge_equals_the_circuits_own_run() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/c1-2KiB-V1_1.json");
+        let c1 = C1Output::read(&path, None).unwrap();
+        let typed = c1.typed::<SectorShape2KiB>().unwrap();
+        assert!(typed.vanilla_proofs[0].len() >= 2, "the fixture's partition has several challenges");
+        let params = public_params::<SectorShape2KiB>(c1.seal_proof()).unwrap();
+        let inputs = stacked::PublicInputs {
+            replica_id: typed.replica_id,
+            tau: Some(Tau {
+                comm_d: DefaultPieceDomain::try_from_bytes(&typed.comm_d).unwrap(),
+                comm_r: as_safe_commitment(&typed.comm_r, "comm_r").unwrap(),
+            }),
+            k: None,
+            seed: Some(typed.seed),
+        };
+        let circuit = <Compound<SectorShape2KiB> as CompoundProof<StackedDrg<'_, SectorShape2KiB, DefaultPieceHasher>, _>>::circuit(
+            &inputs,
+            (),
+            &typed.vanilla_proofs[0],
+            &params,
+            Some(0),
+        )
+        .unwrap();
+        let whole = g16_bellperson::witness(circuit).unwrap();
+        let partition = c1.partitions_for(c1.seal_proof(), whole.len()).unwrap().remove(0);
+        let by_challenge = partition.witness().unwrap();
+        assert_eq!(by_challenge.len(), whole.len());
+        if let Some(i) = (0..whole.len()).find(|&i| by_challenge[i] != whole[i]) {
+            panic!("value {i} of {} differs", whole.len());
+        }
+    }
 }

@@ -23,6 +23,7 @@
 mod c1;
 mod circuit;
 mod seal_proof;
+mod witness;
 
 pub use c1::C1Output;
 pub use circuit::{c2_output, prove_on, read_c2_output, PoRepCircuit, PoRepPartition, PARTITION_PROOF_BYTES};
