@@ -33,7 +33,7 @@ pub(crate) fn by_challenge(
     synthesize: impl Fn(usize) -> Result<Parts, FilecoinError> + Sync,
 ) -> Result<Vec<Fr>, FilecoinError> {
     let parts = (0..challenges).into_par_iter().map(&synthesize).collect::<Result<Vec<_>, _>>()?;
-    let (inputs, aux) = assemble(partition, &parts, inputs, variables.checked_sub(inputs).unwrap_or(0))?;
+    let (inputs, aux) = assemble(partition, &parts, inputs, variables.saturating_sub(inputs))?;
     Ok(g16_bellperson::assignment(inputs, aux))
 }
 
