@@ -33,37 +33,39 @@ pub(crate) fn by_challenge(
     synthesize: impl Fn(usize) -> Result<Parts, FilecoinError> + Sync,
 ) -> Result<Vec<Fr>, FilecoinError> {
     let parts = (0..challenges).into_par_iter().map(&synthesize).collect::<Result<Vec<_>, _>>()?;
-    let (inputs, aux) = assemble(partition, &parts, inputs, variables.saturating_sub(inputs))?;
+    let (inputs, aux) = assemble(partition, parts, inputs, variables.saturating_sub(inputs))?;
     Ok(g16_bellperson::assignment(inputs, aux))
 }
 
-/// The whole circuit's inputs and aux from the one-challenge runs' `parts`, in challenge order.
-fn assemble(partition: usize, parts: &[Parts], inputs: usize, aux: usize) -> Result<Parts, FilecoinError> {
+/// The whole circuit's inputs and aux from the one-challenge runs' `parts`, in challenge order:
+/// challenge 0's run grows into the whole, the others' parts past their prologue appended.
+fn assemble(partition: usize, parts: Vec<Parts>, inputs: usize, aux: usize) -> Result<Parts, FilecoinError> {
     let refuse = |detail: String| FilecoinError::Synthesis { partition, detail };
-    let [(first_inputs, first_aux), rest @ ..] = parts else {
+    let n = parts.len();
+    let mut runs = parts.into_iter();
+    let Some((mut all_inputs, mut all_aux)) = runs.next() else {
         return Err(refuse("a partition without challenges".into()));
     };
-    if rest.is_empty() {
-        return Ok((first_inputs.clone(), first_aux.clone()));
+    if n == 1 {
+        return Ok((all_inputs, all_aux));
     }
-    let (inputs_prologue, inputs_each) = split(parts.len(), first_inputs.len(), inputs).ok_or_else(|| {
-        refuse(format!("its challenges' inputs ({} a run) do not add up to the circuit's {inputs}", first_inputs.len()))
+    let (inputs_prologue, inputs_each) = split(n, all_inputs.len(), inputs).ok_or_else(|| {
+        refuse(format!("its challenges' inputs ({} a run) do not add up to the circuit's {inputs}", all_inputs.len()))
     })?;
-    let (aux_prologue, aux_each) = split(parts.len(), first_aux.len(), aux).ok_or_else(|| {
-        refuse(format!("its challenges' aux values ({} a run) do not add up to the circuit's {aux}", first_aux.len()))
+    let (aux_prologue, aux_each) = split(n, all_aux.len(), aux).ok_or_else(|| {
+        refuse(format!("its challenges' aux values ({} a run) do not add up to the circuit's {aux}", all_aux.len()))
     })?;
-    let (mut all_inputs, mut all_aux) = (Vec::with_capacity(inputs), Vec::with_capacity(aux));
-    all_inputs.extend_from_slice(first_inputs);
-    all_aux.extend_from_slice(first_aux);
-    for (k, (run_inputs, run_aux)) in rest.iter().enumerate() {
+    all_inputs.reserve_exact(inputs - all_inputs.len());
+    all_aux.reserve_exact(aux - all_aux.len());
+    for (k, (run_inputs, run_aux)) in runs.enumerate() {
         let challenge = k + 1;
         if run_inputs.len() != inputs_prologue + inputs_each || run_aux.len() != aux_prologue + aux_each {
             return Err(refuse(format!(
                 "challenge {challenge} synthesized a part of another shape than challenge 0's"
             )));
         }
-        if run_inputs[..inputs_prologue] != first_inputs[..inputs_prologue]
-            || run_aux[..aux_prologue] != first_aux[..aux_prologue]
+        if run_inputs[..inputs_prologue] != all_inputs[..inputs_prologue]
+            || run_aux[..aux_prologue] != all_aux[..aux_prologue]
         {
             return Err(refuse(format!("challenge {challenge}'s run computed another prologue than challenge 0's")));
         }
@@ -102,7 +104,7 @@ mod tests {
     #[test]
     fn the_prologue_is_kept_once_and_the_challenges_follow_in_order() {
         let parts: Vec<Parts> = (0..3).map(run).collect();
-        let (inputs, aux) = assemble(0, &parts, 1 + 3 + 3 * 4, 5 + 3 * 7).unwrap();
+        let (inputs, aux) = assemble(0, parts, 1 + 3 + 3 * 4, 5 + 3 * 7).unwrap();
         let mut want_inputs = run(0).0;
         want_inputs.extend(values(200..204));
         want_inputs.extend(values(300..304));
@@ -116,25 +118,25 @@ mod tests {
     fn parts_that_do_not_add_up_or_disagree_are_refused() {
         let parts: Vec<Parts> = (0..3).map(run).collect();
         // Counts no split explains.
-        assert!(assemble(0, &parts, 1 + 3 + 3 * 4 + 1, 5 + 3 * 7).is_err());
-        assert!(assemble(0, &parts, 1 + 3 + 3 * 4, 5 + 3 * 7 - 1).is_err());
+        assert!(assemble(0, parts.clone(), 1 + 3 + 3 * 4 + 1, 5 + 3 * 7).is_err());
+        assert!(assemble(0, parts.clone(), 1 + 3 + 3 * 4, 5 + 3 * 7 - 1).is_err());
         // A run of another shape.
         let mut odd = parts.clone();
         odd[2].1.pop();
-        assert!(assemble(0, &odd, 1 + 3 + 3 * 4, 5 + 3 * 7).is_err());
+        assert!(assemble(0, odd, 1 + 3 + 3 * 4, 5 + 3 * 7).is_err());
         // A run whose prologue differs.
         let mut other = parts.clone();
         other[1].1[0] = Scalar::from(7u64);
-        let err = assemble(4, &other, 1 + 3 + 3 * 4, 5 + 3 * 7).unwrap_err().to_string();
+        let err = assemble(4, other, 1 + 3 + 3 * 4, 5 + 3 * 7).unwrap_err().to_string();
         assert!(err.contains("partition 4") && err.contains("challenge 1"), "{err}");
         // None at all.
-        assert!(assemble(0, &[], 1, 1).is_err());
+        assert!(assemble(0, vec![], 1, 1).is_err());
     }
 
     #[test]
     fn one_challenge_is_its_own_witness() {
         let parts = vec![run(0)];
-        assert_eq!(assemble(0, &parts, 8, 12).unwrap(), run(0));
+        assert_eq!(assemble(0, parts, 8, 12).unwrap(), run(0));
     }
 
     #[test]
