@@ -95,7 +95,9 @@
 #                 VARIANTS=";G16_CUDA_MSM_ACCUMULATION=buckets" is the defaults against one) runs
 #                 `g16 bench --backends cuda --ops OPS --sizes SIZES` (default msm-g1, 22..24),
 #                 ROUNDS times in turn (default 2), into ab.jsonl, whose lines name their
-#                 settings; then each variant's medians by op and size, its phases beside them
+#                 settings (BENCH_ARGS: more of g16 bench's arguments, as "--keys-on-device
+#                 --mostly-bits" for proofs); then each variant's medians by op and size, its
+#                 phases beside them
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -700,9 +702,9 @@ ab() {
   for round in $(seq "${ROUNDS:-2}"); do
     for v in "${variants[@]}"; do
       echo "== [$SECONDS] round $round: ${v:-the defaults}"
-      # shellcheck disable=SC2086 # a variant is a list of NAME=VALUE words
+      # shellcheck disable=SC2086 # a variant and BENCH_ARGS are lists of words
       env $v timeout "${LIMIT:-200}" "$D/g16" bench --backends cuda --ops "${OPS:-msm-g1}" --sizes "${SIZES:-22..24}" \
-        --runs "${RUNS:-5}" --warmup 1 --json "$json" 2>&1 | grep "device ms"
+        --runs "${RUNS:-5}" --warmup 1 --json "$json" ${BENCH_ARGS:-} 2>&1 | grep "device ms"
     done
   done
   python3 - "$json" <<'PY'

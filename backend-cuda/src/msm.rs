@@ -33,6 +33,9 @@ use phases::Phases;
 /// The windowed layout's widest window: at 2^24 points c = 16 beat every width from 13 to 20
 /// (docs/perf/cuda.md: windowed layout's width).
 const MAX_WINDOW: u32 = 16;
+/// The widest shifted bases: 22 bits, 12 windows of one set of 2^21 buckets (the digit
+/// kernels read up to 24 bits; a shared entry w·len + i stays below 2^31 to 2^27 points).
+const WIDEST_TABLE: u32 = 22;
 /// A bucket's weight in mixed additions, for choosing the shifted bases' width and the layout
 /// of an MSM: about three for the reduction (two XYZZ additions, each ~1.4 mixed ones). The
 /// reduction measured more, but the choices this weight makes at 2^20–2^22 are the measured
@@ -150,7 +153,12 @@ pub(crate) const G2: Curve<g2::Config> = Curve {
 
 /// The planner of the CUDA MSM's layouts, with `tuning`'s overrides.
 fn planner(tuning: MsmTuning) -> Planner {
-    Planner { windowed: WindowRule::FromLength { max: MAX_WINDOW }, table_per_bucket: PER_BUCKET, tuning }
+    Planner {
+        windowed: WindowRule::FromLength { max: MAX_WINDOW },
+        table_per_bucket: PER_BUCKET,
+        widest_table: WIDEST_TABLE,
+        tuning,
+    }
 }
 
 /// The MSM layer of one device: its planner, workspace and 0/1 split, kept between MSMs.

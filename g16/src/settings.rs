@@ -141,7 +141,7 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
         };
         Ok(MsmTuning {
             window: self.width(window, WINDOW_WIDTHS, "a window width, 4 to 20")?,
-            table_window: self.width(table_window, TABLE_WIDTHS, "a window width, 8 to 20")?,
+            table_window: self.width(table_window, TABLE_WIDTHS, "a window width, 8 to 22")?,
             tables,
         })
     }

@@ -62,6 +62,20 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
     }
 }
 
+/// Shifted bases of 22 bits, where asked for: 12 windows (13 from 20 to 21) of one set of
+/// 2^21 buckets, which costs less than the windowed layout from about 2^20 dense scalars (what
+/// the device test `msms_through_22_bit_shifted_bases_agree_with_arkworks` runs through them).
+#[test]
+fn shifted_bases_of_22_bits_plan_one_set_of_2_to_the_21_buckets() {
+    let forced = planner(MsmTuning { tables: Some((8, 25)), table_window: Some(22), ..MsmTuning::default() });
+    let n = 1 << 20;
+    let table = forced.table(n).map(|layout| (layout, n as u32));
+    let plan = MsmPlan::least_work(&forced, (n, n), table);
+    assert_eq!((plan.layout, plan.stride, plan.buckets()), (Layout::shared(22), n as u32, 1 << 21), "{plan:?}");
+    check(&plan);
+    check(&MsmPlan::new((1 << 25, 1 << 25), Layout::shared(22), 1 << 25));
+}
+
 /// An MSM is planned for the scalars that reach the buckets: a witness query of the 2 KiB PoRep
 /// partition (2,674,948 scalars, 1.2 % neither 0 nor 1) takes a narrow windowed layout over its
 /// bases instead of its table's 2^19 buckets, and every scalar dense keeps the table; the digit

@@ -284,11 +284,13 @@ where
         Ok(backend.upload_g1_bases(&points)?)
     };
     let gamma_abc_g1 = one(backend.fixed_base_g1(g1, &[&gamma_abc])?);
-    let b_g2 = backend.upload_g2_bases(&one(backend.fixed_base_g2(g2, &[&b])?))?;
-    let b_g1 = g1_bases(b)?;
-    let a = g1_bases(a)?;
+    // H first, as `PreparedKey::new` uploads a key (why: there).
     let h = g1_bases(h)?;
+    let a = g1_bases(a)?;
+    let b_g1 = backend.upload_g1_bases(&one(backend.fixed_base_g1(g1, &[&b])?))?;
     let l = g1_bases(l)?;
+    let b_g2 = backend.upload_g2_bases(&one(backend.fixed_base_g2(g2, &[&b])?))?;
+    drop(b);
     let vk = td.verifying_key(gamma_abc_g1);
     let lengths = [a.len(), b_g1.len(), b_g2.len(), h.len() + 1, l.len() + shape.num_instance, vk.gamma_abc_g1.len()];
     let want = [shape.num_variables, shape.num_variables, shape.num_variables, shape.domain_size, shape.num_variables];
