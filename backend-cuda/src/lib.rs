@@ -42,4 +42,6 @@ mod cxx;
 
 pub use backend::{device_count, CudaBackend};
 pub use error::CudaError;
-pub use options::{CudaOptions, FusedY, MsmAccumulation, NttBlock, NttTwiddles, TableBuild, MAX_MSM_ENTRIES};
+pub use options::{
+    CudaOptions, FusedY, MsmAccumulation, NttBlock, NttTwiddles, TableBuild, DEFAULT_TABLES, MAX_MSM_ENTRIES,
+};

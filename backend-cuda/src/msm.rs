@@ -2,11 +2,11 @@
 //! headers document the phases).
 //!
 //! The window and layout come from `g16_backend`'s [`Planner`]: the windowed layout's width from
-//! the scalars' count (at most 16 bits), and for base vectors of 2^18 to 2^23 points shifted
-//! bases (`kernels/msm/table.cu`, queued at upload on the background stream: table.rs), whose
-//! shared layout an MSM takes where it counts less work once they are made. An MSM runs four phases on the compute stream, each a device span under
-//! the MSM's own: digits, sort, accumulate, reduce; the host waits only for the sets' sums,
-//! which it combines.
+//! the scalars' count (at most 16 bits), and for base vectors of 2^18 to 2^25 points (G2: to
+//! 2^23) shifted bases (`kernels/msm/table.cu`, queued at upload on the background stream:
+//! table.rs), whose shared layout an MSM takes where it counts less work once they are made.
+//! An MSM runs four phases on the compute stream, each a device span under the MSM's own:
+//! digits, sort, accumulate, reduce; the host waits only for the sets' sums, which it combines.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,9 +33,6 @@ use phases::Phases;
 /// The windowed layout's widest window: at 2^24 points c = 16 beat every width from 13 to 20
 /// (docs/perf/cuda.md: windowed layout's width).
 const MAX_WINDOW: u32 = 16;
-/// The widest shifted bases: 22 bits, 12 windows of one set of 2^21 buckets (the digit
-/// kernels read up to 24 bits; a shared entry w·len + i stays below 2^31 to 2^27 points).
-const WIDEST_TABLE: u32 = 22;
 /// A bucket's weight in mixed additions, for choosing the shifted bases' width and the layout
 /// of an MSM: about three for the reduction (two XYZZ additions, each ~1.4 mixed ones). The
 /// reduction measured more, but the choices this weight makes at 2^20–2^22 are the measured
@@ -125,6 +122,8 @@ pub(crate) struct Curve<C: SWCurveConfig> {
     xyzz_words: usize,
     to_words: fn(&Affine<C>, &mut [u32]),
     from_xyzz: fn(&[u32]) -> Projective<C>,
+    /// Vectors of this many points or more get no shifted bases, whatever the planner's range.
+    tables_below: usize,
 }
 
 pub(crate) const G1: Curve<g1::Config> = Curve {
@@ -137,6 +136,7 @@ pub(crate) const G1: Curve<g1::Config> = Curve {
     xyzz_words: G1_XYZZ_WORDS,
     to_words: limbs::g1_to_words,
     from_xyzz: limbs::g1_xyzz_to_projective,
+    tables_below: usize::MAX,
 };
 
 pub(crate) const G2: Curve<g2::Config> = Curve {
@@ -149,16 +149,15 @@ pub(crate) const G2: Curve<g2::Config> = Curve {
     xyzz_words: G2_XYZZ_WORDS,
     to_words: limbs::g2_to_words,
     from_xyzz: limbs::g2_xyzz_to_projective,
+    // From 2^23 a G2 table is 21 GB or more (c = 20: twice a G1 table), never measured
+    // faster there (at 2^24 its 42 GB did not fit half an H100's free memory): the memory
+    // goes to G1's tables.
+    tables_below: 1 << 23,
 };
 
 /// The planner of the CUDA MSM's layouts, with `tuning`'s overrides.
 fn planner(tuning: MsmTuning) -> Planner {
-    Planner {
-        windowed: WindowRule::FromLength { max: MAX_WINDOW },
-        table_per_bucket: PER_BUCKET,
-        widest_table: WIDEST_TABLE,
-        tuning,
-    }
+    Planner { windowed: WindowRule::FromLength { max: MAX_WINDOW }, table_per_bucket: PER_BUCKET, tuning }
 }
 
 /// The MSM layer of one device: its planner, workspace and 0/1 split, kept between MSMs.

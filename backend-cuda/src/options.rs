@@ -5,6 +5,12 @@ use std::path::PathBuf;
 
 use g16_backend::msm_plan::MsmTuning;
 
+/// Which base vectors get shifted bases unless told otherwise: 2^18 ≤ len < 2^25 (G2 stops
+/// below 2^23 whatever the settings: `msm::G2`'s `tables_below`). From 2^23 they saved 15–16 %
+/// of a G1 MSM and 5–7 % of a 2^24 proof on an H100, H's table first (docs/perf/cuda.md:
+/// shifted bases).
+pub const DEFAULT_TABLES: (u32, u32) = (18, 25);
+
 /// How to open a CUDA device: read once, at [`CudaBackend::open`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CudaOptions {
@@ -137,7 +143,7 @@ impl Default for CudaOptions {
             ordinal: 0,
             cache_dir: None,
             ones_split: true,
-            msm: MsmTuning::default(),
+            msm: MsmTuning { tables: Some(DEFAULT_TABLES), ..MsmTuning::default() },
             table_build: TableBuild::Background,
             max_msm_entries: MAX_MSM_ENTRIES,
             ntt_twiddles: NttTwiddles::Table,

@@ -258,53 +258,6 @@ fn msms_through_shifted_bases_agree_with_arkworks() {
     conformance::msm_ranges_and_errors(&b);
 }
 
-/// Shifted bases of 22 bits (12 windows, one set of 2^21 buckets; `G16_CUDA_MSM_TABLE_WINDOW`)
-/// at 2^20 points, where they cost less than the windowed layout (the unit test
-/// `shifted_bases_of_22_bits_plan_one_set_of_2_to_the_21_buckets` holds the plan): random
-/// scalars with zeros, ones, −1 and the largest digits among them, G1 and G2, the scalars from
-/// the host and from the device, whole and a range.
-#[test]
-fn msms_through_22_bit_shifted_bases_agree_with_arkworks() {
-    let msm = MsmTuning { tables: Some((8, 23)), table_window: Some(22), ..MsmTuning::default() };
-    let opened = CudaBackend::open(&CudaOptions { msm, table_build: TableBuild::Blocking, ..options() });
-    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", opened) else { return };
-    let mut rng = test_rng("msms_through_22_bit_shifted_bases_agree_with_arkworks");
-    let n = 1 << 20;
-    let mut scalars = random_scalars(n, &mut rng);
-    // Digits at the edges of a 22-bit window: 2^21 (the largest positive), 2^21 + 1 (the
-    // first to carry), all ones in every window (−1 a window with carries all the way), and
-    // the scalar field's largest value.
-    let edges = [
-        Fr::from(0u64),
-        Fr::from(1u64),
-        -Fr::from(1u64),
-        Fr::from(1u64 << 21),
-        Fr::from((1u64 << 21) + 1),
-        Fr::from((1u64 << 22) - 1),
-        Fr::from(u64::MAX),
-    ];
-    for (i, e) in edges.iter().enumerate() {
-        for k in 0..64 {
-            scalars[i * 1000 + k * 13] = *e;
-        }
-    }
-    let (g1, g2) = (random_points::<G1Projective, _>(n, &mut rng), random_points::<G2Projective, _>(n, &mut rng));
-    let (bases1, bases2) = (b.upload_g1_bases(&g1).unwrap(), b.upload_g2_bases(&g2).unwrap());
-    let on_device = b.upload_scalars(&scalars).unwrap();
-    assert_eq!(b.msm_g1(&bases1, Scalars::Host(&scalars)).unwrap(), G1Projective::msm(&g1, &scalars).unwrap(), "G1");
-    assert_eq!(
-        b.msm_g2(&bases2, Scalars::Device(&on_device, 0..n)).unwrap(),
-        G2Projective::msm(&g2, &scalars).unwrap(),
-        "G2"
-    );
-    let part = 12_345..n - 777;
-    assert_eq!(
-        b.msm_g1(&bases1, Scalars::Device(&on_device, part.clone())).unwrap(),
-        G1Projective::msm(&g1[..part.len()], &scalars[part.clone()]).unwrap(),
-        "G1, a range of the scalars over the first bases"
-    );
-}
-
 /// MSMs cut into ranges over consecutive bases (an entry bound of 2^12 in place of 2^31, so
 /// that the CI sizes' MSMs are cut as 2^27 points are): the shared suite's sums, edge cases and
 /// sub-ranges, in the windowed layout and over shifted bases (each range reading its part of

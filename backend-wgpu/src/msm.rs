@@ -49,9 +49,6 @@ pub(crate) const WINDOW_PER_BUCKET: u64 = 3;
 /// c = 16..20 (docs/perf/wgpu.md, "Shifted bases"), where counting the additions alone (~3)
 /// picked windows 17–22 % slower. It picks c = 16 at 2^20 and c = 20 at 2^22.
 pub(crate) const TABLE_PER_BUCKET: u64 = 13;
-/// The widest shifted bases: 20 bits, the reduction's parameter slots hold (2^19 buckets a
-/// set at most, [`PARAM_SLOTS`]).
-const WIDEST_TABLE: u32 = 20;
 
 /// Bases per task at level 0, and partials per task at later levels.
 ///
@@ -174,7 +171,6 @@ impl Msm {
         let planner = Planner {
             windowed: WindowRule::LeastCost { per_bucket: WINDOW_PER_BUCKET },
             table_per_bucket: TABLE_PER_BUCKET,
-            widest_table: WIDEST_TABLE,
             tuning,
         };
         Msm { mem, pipelines, timing, planner, programs }
@@ -463,7 +459,6 @@ mod tests {
         Planner {
             windowed: WindowRule::LeastCost { per_bucket: WINDOW_PER_BUCKET },
             table_per_bucket: TABLE_PER_BUCKET,
-            widest_table: WIDEST_TABLE,
             tuning,
         }
     }

@@ -16,16 +16,12 @@ use std::ops::RangeInclusive;
 
 /// Widths the windowed layout chooses from (2^19 buckets a window at most).
 pub const WINDOW_WIDTHS: RangeInclusive<u32> = 4..=20;
-/// Widths shifted bases may be asked for (one set of at most 2^21 buckets); a backend's
-/// planner may stop lower ([`Planner::widest_table`]). 22 is the one width past 20 that saves
-/// a window (12 of them, against 13 from 20 to 21).
-pub const TABLE_WIDTHS: RangeInclusive<u32> = 8..=22;
-/// Widths the least-cost rule picks shifted bases from: past 20 the counted costs differ by
-/// under 1 % at the lengths where the tables stop by default (2^23), so a wider table is
-/// taken only when asked for (`table_window`).
-pub const CHOSEN_TABLE_WIDTHS: RangeInclusive<u32> = 8..=20;
-/// Which base vectors get shifted bases unless told otherwise: 2^18 ≤ len < 2^23. Below, the
-/// windowed layout's few extra additions gain little; above, the tables outgrow memory.
+/// Widths shifted bases choose from (one set of at most 2^19 buckets).
+pub const TABLE_WIDTHS: RangeInclusive<u32> = 8..=20;
+/// Which base vectors get shifted bases unless a backend or its caller says otherwise:
+/// 2^18 ≤ len < 2^23. Below, the windowed layout's few extra additions gain little; above, the
+/// tables outgrow memory unless the backend measured them worth it (CUDA's G1 reaches 2^25:
+/// `g16_cuda::DEFAULT_TABLES`).
 pub const DEFAULT_TABLES: (u32, u32) = (18, 23);
 
 /// Windows of c-bit signed digits for a 255-bit scalar: the top digit's carry needs a 256th
@@ -116,8 +112,6 @@ pub struct Planner {
     pub windowed: WindowRule,
     /// The weight a bucket of shifted bases costs, to pick their width.
     pub table_per_bucket: u64,
-    /// The widest shifted bases the backend's kernels take (within [`TABLE_WIDTHS`]).
-    pub widest_table: u32,
     pub tuning: MsmTuning,
 }
 
@@ -143,10 +137,9 @@ impl Planner {
         if len < 1usize << min.min(40) || len >= 1usize << max.min(40) {
             return None;
         }
-        let widest = self.widest_table.clamp(*TABLE_WIDTHS.start(), *TABLE_WIDTHS.end());
         let layout = match self.tuning.table_window {
-            Some(c) => Layout::shared(c.clamp(*TABLE_WIDTHS.start(), widest)),
-            None => cheapest(len, CHOSEN_TABLE_WIDTHS, self.table_per_bucket, Layout::shared),
+            Some(c) => Layout::shared(c.clamp(*TABLE_WIDTHS.start(), *TABLE_WIDTHS.end())),
+            None => cheapest(len, TABLE_WIDTHS, self.table_per_bucket, Layout::shared),
         };
         (layout.entries(len) < 1 << 31).then_some(layout)
     }
@@ -179,16 +172,11 @@ mod tests {
 
     #[test]
     fn the_rules_pick_the_measured_widths() {
-        let by_length = Planner {
-            windowed: WindowRule::FromLength { max: 16 },
-            table_per_bucket: 3,
-            widest_table: 20,
-            tuning: MsmTuning::default(),
-        };
+        let by_length =
+            Planner { windowed: WindowRule::FromLength { max: 16 }, table_per_bucket: 3, tuning: MsmTuning::default() };
         let by_cost = Planner {
             windowed: WindowRule::LeastCost { per_bucket: 3 },
             table_per_bucket: 13,
-            widest_table: 20,
             tuning: MsmTuning::default(),
         };
         assert_eq!(by_length.windowed(1 << 24).c, 16);
@@ -215,7 +203,6 @@ mod tests {
         let tuned = Planner {
             windowed: WindowRule::LeastCost { per_bucket: 3 },
             table_per_bucket: 13,
-            widest_table: 20,
             tuning: MsmTuning { window: Some(25), table_window: Some(17), tables: Some((10, 12)) },
         };
         assert_eq!(tuned.windowed(1 << 20).c, 20, "clamped to the widths");
@@ -223,30 +210,5 @@ mod tests {
         assert_eq!(tuned.table(1 << 12), None);
         let off = Planner { tuning: MsmTuning { tables: None, ..MsmTuning::default() }, ..tuned };
         assert_eq!(off.table(1 << 20), None);
-        // A width past the backend's widest is clamped to it; within it, taken.
-        let wide = MsmTuning { table_window: Some(22), tables: Some((10, 30)), ..MsmTuning::default() };
-        let narrow = Planner { tuning: wide, ..tuned };
-        assert_eq!(narrow.table(1 << 24), Some(Layout::shared(20)));
-        assert_eq!(Planner { widest_table: 22, ..narrow }.table(1 << 24), Some(Layout::shared(22)));
-    }
-
-    #[test]
-    fn twenty_two_bits_save_a_window_and_are_taken_only_when_asked_for() {
-        let planner = |table_window| Planner {
-            windowed: WindowRule::FromLength { max: 16 },
-            table_per_bucket: 3,
-            widest_table: 22,
-            tuning: MsmTuning { table_window, tables: Some((18, 26)), ..MsmTuning::default() },
-        };
-        assert_eq!((Layout::shared(22).windows, Layout::shared(21).windows), (12, 13));
-        // Counted, 22 bits cost less from about 5·2^20 points (12 entries a point against 13,
-        // 2^21 buckets against 2^19), by under 1 % at 2^23: the rule stays at 20.
-        let (n, w) = (1usize << 23, 3);
-        let saving = Layout::shared(20).cost(n, w) as f64 / Layout::shared(22).cost(n, w) as f64 - 1.0;
-        assert!(saving > 0.0 && saving < 0.04, "{saving}");
-        for log in [20, 22, 23, 25] {
-            assert_eq!(planner(None).table(1 << log), Some(Layout::shared(20)), "2^{log}");
-            assert_eq!(planner(Some(22)).table(1 << log), Some(Layout::shared(22)), "2^{log}");
-        }
     }
 }

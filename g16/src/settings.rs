@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::key_store::KeyStore;
 use crate::trust::CheckedFiles;
-use g16_backend::msm_plan::{MsmTuning, DEFAULT_TABLES, TABLE_WIDTHS, WINDOW_WIDTHS};
+use g16_backend::msm_plan::{MsmTuning, TABLE_WIDTHS, WINDOW_WIDTHS};
 
 /// A variable whose value cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -130,18 +130,18 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
     }
 
     /// A backend's MSM tuning from `<prefix>_MSM_WINDOW`, `_TABLE_WINDOW`, `_PRECOMPUTE` (0:
-    /// no shifted bases) and `_PRECOMPUTE_MAX`.
-    fn msm(&self, names: [&'static str; 4]) -> Result<MsmTuning, SettingsError> {
+    /// no shifted bases) and `_PRECOMPUTE_MAX`, with the backend's `default_tables` range.
+    fn msm(&self, names: [&'static str; 4], default_tables: (u32, u32)) -> Result<MsmTuning, SettingsError> {
         let [window, table_window, min, max] = names;
-        let max = self.log2(max)?.unwrap_or(DEFAULT_TABLES.1);
+        let max = self.log2(max)?.unwrap_or(default_tables.1);
         let tables = match self.log2(min)? {
             Some(0) => None,
             Some(min) => Some((min, max)),
-            None => Some((DEFAULT_TABLES.0, max)),
+            None => Some((default_tables.0, max)),
         };
         Ok(MsmTuning {
             window: self.width(window, WINDOW_WIDTHS, "a window width, 4 to 20")?,
-            table_window: self.width(table_window, TABLE_WIDTHS, "a window width, 8 to 22")?,
+            table_window: self.width(table_window, TABLE_WIDTHS, "a window width, 8 to 20")?,
             tables,
         })
     }
@@ -186,12 +186,15 @@ impl Settings {
                 ordinal: 0,
                 cache_dir: cache_dir.as_ref().map(|d| d.join("cuda")),
                 ones_split: vars.flag("G16_CUDA_ONES_SPLIT")?.unwrap_or(true),
-                msm: vars.msm([
-                    "G16_CUDA_MSM_WINDOW",
-                    "G16_CUDA_MSM_TABLE_WINDOW",
-                    "G16_CUDA_MSM_PRECOMPUTE",
-                    "G16_CUDA_MSM_PRECOMPUTE_MAX",
-                ])?,
+                msm: vars.msm(
+                    [
+                        "G16_CUDA_MSM_WINDOW",
+                        "G16_CUDA_MSM_TABLE_WINDOW",
+                        "G16_CUDA_MSM_PRECOMPUTE",
+                        "G16_CUDA_MSM_PRECOMPUTE_MAX",
+                    ],
+                    g16_cuda::DEFAULT_TABLES,
+                )?,
                 table_build: vars
                     .parse("G16_CUDA_MSM_TABLE_BUILD", "background, blocking or off", |v| {
                         match v.to_ascii_lowercase().as_str() {
@@ -255,12 +258,15 @@ impl Settings {
                     Some(true) => None,
                     _ => cache_dir.as_ref().map(|d| d.join("wgpu")),
                 },
-                msm: vars.msm([
-                    "G16_WGPU_MSM_WINDOW",
-                    "G16_WGPU_MSM_TABLE_WINDOW",
-                    "G16_WGPU_MSM_PRECOMPUTE",
-                    "G16_WGPU_MSM_PRECOMPUTE_MAX",
-                ])?,
+                msm: vars.msm(
+                    [
+                        "G16_WGPU_MSM_WINDOW",
+                        "G16_WGPU_MSM_TABLE_WINDOW",
+                        "G16_WGPU_MSM_PRECOMPUTE",
+                        "G16_WGPU_MSM_PRECOMPUTE_MAX",
+                    ],
+                    g16_backend::msm_plan::DEFAULT_TABLES,
+                )?,
                 ..g16_wgpu::WgpuOptions::default()
             },
             cache_dir,
@@ -304,6 +310,17 @@ mod tests {
 
     fn from(pairs: &[(&str, &str)]) -> Result<Settings, SettingsError> {
         Settings::from_vars(|name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+    }
+
+    /// With nothing set, each backend's MSM tuning is its options' default: CUDA's shifted
+    /// bases reach 2^25 points, wgpu's stop below 2^23.
+    #[test]
+    #[cfg(all(feature = "cuda", feature = "wgpu"))]
+    fn unset_msm_tuning_is_each_backends_default() {
+        let defaults = from(&[("HOME", "/h")]).unwrap();
+        assert_eq!(defaults.cuda.msm, g16_cuda::CudaOptions::default().msm);
+        assert_eq!(defaults.wgpu.msm, g16_wgpu::WgpuOptions::default().msm);
+        assert_eq!((defaults.cuda.msm.tables, defaults.wgpu.msm.tables), (Some((18, 25)), Some((18, 23))));
     }
 
     /// One proof a process: the shifted bases off where they were left at their defaults, kept

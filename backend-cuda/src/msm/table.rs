@@ -51,6 +51,9 @@ impl Msm {
         if self.table_build == TableBuild::Off {
             return Ok(None);
         }
+        if len >= curve.tables_below {
+            return Ok(None);
+        }
         let Some(layout) = self.planner.table(len) else { return Ok(None) };
         let Some(buffers) = self.table_buffers(curve, len, layout)? else { return Ok(None) };
         let built = self.queue_shift(curve, (bases, len), layout, uploaded, buffers);

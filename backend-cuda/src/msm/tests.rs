@@ -44,7 +44,7 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
             assert_eq!((p.layout.sets, p.stride), (1, len as u32));
         }
     }
-    let default = planner(MsmTuning::default());
+    let default = planner(crate::options::CudaOptions::default().msm);
     assert_eq!(default.table(1 << 22), Some(Layout::shared(20)), "2^22: c = 20 (measured)");
     assert_eq!(default.table(1 << 20), Some(Layout::shared(20)), "2^20: c = 20 (measured)");
     assert_eq!(
@@ -53,27 +53,15 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
         "the 2^22 proof's witness queries: c = 20 (measured)"
     );
     assert_eq!(default.table((1 << 18) - 1), None, "below 2^18: none");
-    assert_eq!(default.table(1 << 23), None, "from 2^23: none (measured)");
+    assert_eq!(default.table(1 << 23), Some(Layout::shared(20)), "2^23: c = 20 (measured)");
+    assert_eq!(default.table((1 << 24) - 1), Some(Layout::shared(20)), "a 2^24 proof's H: c = 20 (measured)");
+    assert_eq!(default.table(1 << 25), None, "from 2^25: none (a G1 table of 42 GB or more)");
     // At 2^20 and up the shared layout does less work than the windowed one.
     for log in [20, 22, 24] {
         let n = 1usize << log;
         let shared = everywhere.table(n).expect("a table");
         assert!(shared.cost(n, PER_BUCKET) < default.windowed(n).cost(n, PER_BUCKET), "2^{log}");
     }
-}
-
-/// Shifted bases of 22 bits, where asked for: 12 windows (13 from 20 to 21) of one set of
-/// 2^21 buckets, which costs less than the windowed layout from about 2^20 dense scalars (what
-/// the device test `msms_through_22_bit_shifted_bases_agree_with_arkworks` runs through them).
-#[test]
-fn shifted_bases_of_22_bits_plan_one_set_of_2_to_the_21_buckets() {
-    let forced = planner(MsmTuning { tables: Some((8, 25)), table_window: Some(22), ..MsmTuning::default() });
-    let n = 1 << 20;
-    let table = forced.table(n).map(|layout| (layout, n as u32));
-    let plan = MsmPlan::least_work(&forced, (n, n), table);
-    assert_eq!((plan.layout, plan.stride, plan.buckets()), (Layout::shared(22), n as u32, 1 << 21), "{plan:?}");
-    check(&plan);
-    check(&MsmPlan::new((1 << 25, 1 << 25), Layout::shared(22), 1 << 25));
 }
 
 /// An MSM is planned for the scalars that reach the buckets: a witness query of the 2 KiB PoRep
