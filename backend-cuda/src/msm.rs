@@ -122,8 +122,6 @@ pub(crate) struct Curve<C: SWCurveConfig> {
     xyzz_words: usize,
     to_words: fn(&Affine<C>, &mut [u32]),
     from_xyzz: fn(&[u32]) -> Projective<C>,
-    /// Vectors of this many points or more get no shifted bases, whatever the planner's range.
-    tables_below: usize,
 }
 
 pub(crate) const G1: Curve<g1::Config> = Curve {
@@ -136,7 +134,6 @@ pub(crate) const G1: Curve<g1::Config> = Curve {
     xyzz_words: G1_XYZZ_WORDS,
     to_words: limbs::g1_to_words,
     from_xyzz: limbs::g1_xyzz_to_projective,
-    tables_below: usize::MAX,
 };
 
 pub(crate) const G2: Curve<g2::Config> = Curve {
@@ -149,10 +146,6 @@ pub(crate) const G2: Curve<g2::Config> = Curve {
     xyzz_words: G2_XYZZ_WORDS,
     to_words: limbs::g2_to_words,
     from_xyzz: limbs::g2_xyzz_to_projective,
-    // From 2^23 a G2 table is 21 GB or more (c = 20: twice a G1 table), never measured
-    // faster there (at 2^24 its 42 GB did not fit half an H100's free memory): the memory
-    // goes to G1's tables.
-    tables_below: 1 << 23,
 };
 
 /// The planner of the CUDA MSM's layouts, with `tuning`'s overrides.
@@ -168,6 +161,8 @@ pub(crate) struct Msm {
     staging: Arc<Staging>,
     planner: Planner,
     table_build: TableBuild,
+    /// G2 vectors of this many points or more get no shifted bases (`CudaOptions::g2_tables_max`).
+    g2_tables_below: usize,
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
     accumulation: MsmAccumulation,
@@ -190,6 +185,7 @@ impl Msm {
             staging,
             planner: planner(options.msm),
             table_build: options.table_build,
+            g2_tables_below: 1usize << options.g2_tables_max.min(40),
             max_entries: options.max_msm_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
             accumulation: options.msm_accumulation,
             fused_y: options.madd_fused_y,

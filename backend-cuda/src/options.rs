@@ -5,11 +5,13 @@ use std::path::PathBuf;
 
 use g16_backend::msm_plan::MsmTuning;
 
-/// Which base vectors get shifted bases unless told otherwise: 2^18 ≤ len < 2^25 (G2 stops
-/// below 2^23 whatever the settings: `msm::G2`'s `tables_below`). From 2^23 they saved 15–16 %
-/// of a G1 MSM and 5–7 % of a 2^24 proof on an H100, H's table first (docs/perf/cuda.md:
-/// shifted bases).
+/// Which base vectors get shifted bases unless told otherwise: 2^18 ≤ len < 2^25 (G2 vectors
+/// also below 2^[`DEFAULT_G2_TABLES_MAX`]). From 2^23 they saved 15–16 % of a G1 MSM and 5–7 %
+/// of a 2^24 proof on an H100, H's table first (docs/perf/cuda.md: shifted bases).
 pub const DEFAULT_TABLES: (u32, u32) = (18, 25);
+/// G2 vectors of 2^this points or more get no shifted bases: from 2^23 a G2 table is 21 GB or
+/// more (c = 20, twice a G1 table), and no G2 MSM there has been measured faster with one.
+pub const DEFAULT_G2_TABLES_MAX: u32 = 23;
 
 /// How to open a CUDA device: read once, at [`CudaBackend::open`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +26,8 @@ pub struct CudaOptions {
     pub ones_split: bool,
     /// Overrides of the MSM's window and shifted-bases planning.
     pub msm: MsmTuning,
+    /// G2 vectors of 2^this points or more get no shifted bases, whatever `msm` says.
+    pub g2_tables_max: u32,
     /// When the shifted bases of an uploaded vector are made.
     pub table_build: TableBuild,
     /// The most bucket entries one MSM sorts at once ([`MAX_MSM_ENTRIES`], what the entries'
@@ -144,6 +148,7 @@ impl Default for CudaOptions {
             cache_dir: None,
             ones_split: true,
             msm: MsmTuning { tables: Some(DEFAULT_TABLES), ..MsmTuning::default() },
+            g2_tables_max: DEFAULT_G2_TABLES_MAX,
             table_build: TableBuild::Background,
             max_msm_entries: MAX_MSM_ENTRIES,
             ntt_twiddles: NttTwiddles::Table,

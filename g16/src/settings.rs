@@ -44,6 +44,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_TABLE_WINDOW",
     "G16_CUDA_MSM_PRECOMPUTE",
     "G16_CUDA_MSM_PRECOMPUTE_MAX",
+    "G16_CUDA_MSM_PRECOMPUTE_MAX_G2",
     "G16_CUDA_MSM_TABLE_BUILD",
     "G16_CUDA_NTT_TWIDDLES",
     "G16_CUDA_NTT_BLOCK",
@@ -195,6 +196,7 @@ impl Settings {
                     ],
                     g16_cuda::DEFAULT_TABLES,
                 )?,
+                g2_tables_max: vars.log2("G16_CUDA_MSM_PRECOMPUTE_MAX_G2")?.unwrap_or(g16_cuda::DEFAULT_G2_TABLES_MAX),
                 table_build: vars
                     .parse("G16_CUDA_MSM_TABLE_BUILD", "background, blocking or off", |v| {
                         match v.to_ascii_lowercase().as_str() {
@@ -321,6 +323,7 @@ mod tests {
         assert_eq!(defaults.cuda.msm, g16_cuda::CudaOptions::default().msm);
         assert_eq!(defaults.wgpu.msm, g16_wgpu::WgpuOptions::default().msm);
         assert_eq!((defaults.cuda.msm.tables, defaults.wgpu.msm.tables), (Some((18, 25)), Some((18, 23))));
+        assert_eq!(defaults.cuda.g2_tables_max, 23);
     }
 
     /// One proof a process: the shifted bases off where they were left at their defaults, kept
@@ -374,6 +377,7 @@ mod tests {
             ("G16_CUDA_ONES_SPLIT", "0"),
             ("G16_CUDA_MSM_WINDOW", "13"),
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
+            ("G16_CUDA_MSM_PRECOMPUTE_MAX_G2", "25"),
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_CUDA_NTT_TWIDDLES", "split"),
             ("G16_CUDA_NTT_BLOCK", "1024"),
@@ -390,6 +394,7 @@ mod tests {
         assert!(!s.cuda.ones_split);
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
+        assert_eq!(s.cuda.g2_tables_max, 25);
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
         assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);

@@ -51,7 +51,7 @@ impl Msm {
         if self.table_build == TableBuild::Off {
             return Ok(None);
         }
-        if len >= curve.tables_below {
+        if curve.kernels == crate::compile::Curve::G2 && len >= self.g2_tables_below {
             return Ok(None);
         }
         let Some(layout) = self.planner.table(len) else { return Ok(None) };
