@@ -47,6 +47,13 @@ fn assemble(partition: usize, parts: Vec<Parts>, inputs: usize, aux: usize) -> R
         return Err(refuse("a partition without challenges".into()));
     };
     if n == 1 {
+        if (all_inputs.len(), all_aux.len()) != (inputs, aux) {
+            return Err(refuse(format!(
+                "its one challenge's run holds {} inputs and {} aux values, the circuit {inputs} and {aux}",
+                all_inputs.len(),
+                all_aux.len()
+            )));
+        }
         return Ok((all_inputs, all_aux));
     }
     let (inputs_prologue, inputs_each) = split(n, all_inputs.len(), inputs).ok_or_else(|| {
@@ -137,6 +144,9 @@ mod tests {
     fn one_challenge_is_its_own_witness() {
         let parts = vec![run(0)];
         assert_eq!(assemble(0, parts, 8, 12).unwrap(), run(0));
+        // A run that does not hold the circuit's counts is refused, as with several.
+        assert!(assemble(0, vec![run(0)], 8, 13).is_err());
+        assert!(assemble(0, vec![run(0)], 9, 12).is_err());
     }
 
     #[test]
