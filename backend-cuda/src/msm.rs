@@ -153,6 +153,15 @@ fn planner(tuning: MsmTuning) -> Planner {
     Planner { windowed: WindowRule::FromLength { max: MAX_WINDOW }, table_per_bucket: PER_BUCKET, tuning }
 }
 
+/// The layout of shifted bases for a vector of `len` points of `group`, or None: where the
+/// planner's range gives it one and, for G2, below `g2_tables_below` points.
+fn table_layout(planner: &Planner, group: compile::Curve, len: usize, g2_tables_below: usize) -> Option<Layout> {
+    if group == compile::Curve::G2 && len >= g2_tables_below {
+        return None;
+    }
+    planner.table(len)
+}
+
 /// The MSM layer of one device: its planner, workspace and 0/1 split, kept between MSMs.
 pub(crate) struct Msm {
     dev: Arc<CudaDevice>,

@@ -51,10 +51,9 @@ impl Msm {
         if self.table_build == TableBuild::Off {
             return Ok(None);
         }
-        if curve.kernels == crate::compile::Curve::G2 && len >= self.g2_tables_below {
+        let Some(layout) = super::table_layout(&self.planner, curve.kernels, len, self.g2_tables_below) else {
             return Ok(None);
-        }
-        let Some(layout) = self.planner.table(len) else { return Ok(None) };
+        };
         let Some(buffers) = self.table_buffers(curve, len, layout)? else { return Ok(None) };
         let built = self.queue_shift(curve, (bases, len), layout, uploaded, buffers);
         let table = match built {

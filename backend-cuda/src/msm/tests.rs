@@ -64,6 +64,24 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
     }
 }
 
+/// By default G1 vectors get shifted bases to 2^25 points and G2 vectors below 2^23;
+/// `g2_tables_max` moves G2's bound and nothing else.
+#[test]
+fn g2_vectors_get_tables_below_their_own_bound() {
+    use crate::compile::Curve::{G1, G2};
+    let options = crate::options::CudaOptions::default();
+    let planner = planner(options.msm);
+    let below = 1usize << options.g2_tables_max;
+    let layout = |group, len, below| table_layout(&planner, group, len, below);
+    assert_eq!(layout(G1, 1 << 23, below), Some(Layout::shared(20)));
+    assert_eq!(layout(G1, (1 << 25) - 1, below), Some(Layout::shared(20)));
+    assert_eq!(layout(G2, (1 << 23) - 1, below), Some(Layout::shared(20)));
+    assert_eq!(layout(G2, 1 << 23, below), None);
+    assert_eq!(layout(G2, 1 << 24, 1 << 25), Some(Layout::shared(20)));
+    assert_eq!(layout(G2, 1 << 25, 1 << 30), None, "the planner's range still bounds G2");
+    assert_eq!(layout(G1, 1 << 10, below), None, "below the range: none");
+}
+
 /// An MSM is planned for the scalars that reach the buckets: a witness query of the 2 KiB PoRep
 /// partition (2,674,948 scalars, 1.2 % neither 0 nor 1) takes a narrow windowed layout over its
 /// bases instead of its table's 2^19 buckets, and every scalar dense keeps the table; the digit
