@@ -43,6 +43,6 @@ mod cxx;
 pub use backend::{device_count, CudaBackend};
 pub use error::CudaError;
 pub use options::{
-    CudaOptions, FusedY, MsmAccumulation, NttBlock, NttTwiddles, TableBuild, DEFAULT_G2_TABLES_MAX, DEFAULT_TABLES,
-    MAX_MSM_ENTRIES,
+    CudaOptions, FusedY, MsmAccumulation, MsmScatter, NttBlock, NttTwiddles, TableBuild, DEFAULT_G2_TABLES_MAX,
+    DEFAULT_TABLES, MAX_MSM_ENTRIES,
 };

@@ -25,7 +25,7 @@ use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
 use crate::compile::{self, Kernels};
 use crate::device::CudaDevice;
 use crate::error::{during, CudaError};
-use crate::options::{CudaOptions, FusedY, MsmAccumulation, TableBuild};
+use crate::options::{CudaOptions, FusedY, MsmAccumulation, MsmScatter, TableBuild};
 use crate::staging::Staging;
 use crate::timing::Timing;
 use phases::Phases;
@@ -175,6 +175,7 @@ pub(crate) struct Msm {
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
     accumulation: MsmAccumulation,
+    scatter: MsmScatter,
     /// Where the sliced accumulation reduces Y₃'s products together (`CudaOptions::madd_fused_y`).
     fused_y: FusedY,
     workspace: Workspace,
@@ -197,6 +198,7 @@ impl Msm {
             g2_tables_below: 1usize << options.g2_tables_max.min(40),
             max_entries: options.max_msm_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
             accumulation: options.msm_accumulation,
+            scatter: options.msm_scatter,
             fused_y: options.madd_fused_y,
             workspace: Workspace::new(),
             ones_split: AtomicBool::new(options.ones_split),

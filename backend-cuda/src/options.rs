@@ -40,6 +40,8 @@ pub struct CudaOptions {
     pub ntt_block: NttBlock,
     /// How the MSM's threads share out the buckets' additions.
     pub msm_accumulation: MsmAccumulation,
+    /// In what order the MSM's counting sort writes the bucket entries.
+    pub msm_scatter: MsmScatter,
     /// On which curves the sliced accumulation computes the mixed addition's Y₃ = R·(Q − X₃) −
     /// Y₁·PPP with its two products reduced together (`Fq::mul_sub_mul`, `Fq2::mul_sub_mul`)
     /// instead of as two products.
@@ -141,6 +143,18 @@ pub enum MsmAccumulation {
     Chunks,
 }
 
+/// In what order the counting sort's scatter (kernels/msm/sort.cu) writes the bucket entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MsmScatter {
+    /// A thread a scalar, writing all its windows' entries (`msm_scatter`).
+    #[default]
+    ByScalar,
+    /// One window after another (`msm_scatter_by_window`): the slots written at any moment are
+    /// one window's buckets, which stay in L2 where every window's (a windowed layout past
+    /// c = 16) would not; each window reads the scalars again.
+    ByWindow,
+}
+
 impl Default for CudaOptions {
     fn default() -> Self {
         CudaOptions {
@@ -154,6 +168,7 @@ impl Default for CudaOptions {
             ntt_twiddles: NttTwiddles::Table,
             ntt_block: NttBlock::Elems512,
             msm_accumulation: MsmAccumulation::Chunks,
+            msm_scatter: MsmScatter::ByScalar,
             madd_fused_y: FusedY::G1,
         }
     }

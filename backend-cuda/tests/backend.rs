@@ -2,7 +2,7 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions, FusedY, MsmAccumulation, NttBlock, NttTwiddles, TableBuild};
+use g16_cuda::{CudaBackend, CudaOptions, FusedY, MsmAccumulation, MsmScatter, NttBlock, NttTwiddles, TableBuild};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -17,11 +17,11 @@ g16_backend::conformance_tests!("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&o
 
 use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, One, UniformRand};
-use g16_backend::msm_plan::MsmTuning;
-use g16_backend::{Backend, NttKind, Scalars};
 use g16_backend::conformance::{self, open_or_skip};
+use g16_backend::msm_plan::MsmTuning;
 use g16_backend::sample::{random_points, random_scalars, test_rng};
 use g16_backend::timeline::{Layer, Timeline};
+use g16_backend::{Backend, NttKind, Scalars};
 use g16_backend::{Fr, G1Projective, G2Projective};
 
 fn cuda() -> Option<CudaBackend> {
@@ -194,6 +194,38 @@ fn msm_accumulated_a_bucket_a_thread_matches_arkworks() {
     }
 }
 
+/// The counting sort's entries written one window after another (`MsmScatter::ByWindow`; the
+/// default writes a scalar's windows together): the suite's MSMs and errors on G1 and G2, a
+/// witness of mostly bits, skewed scalars (the big-bucket path), and the windowed layout at
+/// c = 18 and 20, the widths it is for (more than 2^19 buckets in all).
+#[test]
+fn msm_scattered_by_window_matches_arkworks() {
+    for window in [None, Some(18), Some(20)] {
+        let mut options = CudaOptions { msm_scatter: MsmScatter::ByWindow, ..options() };
+        options.msm.window = window;
+        let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+        let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
+        conformance::msm_g1_matches_arkworks(&b, &sizes);
+        if window.is_none() {
+            conformance::msm_g2_matches_arkworks(&b, &sizes);
+            conformance::msm_ranges_and_errors(&b);
+        }
+        let mut rng = test_rng("msm_scattered_by_window_matches_arkworks");
+        let n = if large() { 1 << 22 } else { 1 << 15 };
+        let bases = random_points::<G1Projective, _>(n, &mut rng);
+        let db = b.upload_g1_bases(&bases).unwrap();
+        let shared = Fr::rand(&mut rng);
+        let skewed: Vec<Fr> = (0..n).map(|i| if i % 100 == 0 { Fr::rand(&mut rng) } else { shared }).collect();
+        for (what, scalars) in
+            [("random", random_scalars(n, &mut rng)), ("mostly bits", bit_heavy(n, &mut rng)), ("skewed", skewed)]
+        {
+            let want = G1Projective::msm_unchecked(&bases, &scalars);
+            let ds = b.upload_scalars(&scalars).unwrap();
+            assert!(b.msm_g1(&db, Scalars::Device(&ds, 0..n)).unwrap() == want, "{what}, window {window:?}");
+        }
+    }
+}
+
 /// The mixed addition's Y₃ products reduced together on both curves or on neither
 /// (`CudaOptions::madd_fused_y`; the default, G1 only, runs in every other test): the suite's
 /// G1 and G2 MSMs and errors, and a witness of mostly bits.
@@ -333,7 +365,8 @@ fn msms_agree_before_and_after_their_tables_are_made_and_without_them() {
     assert_eq!(spans.iter().filter(|s| s.name == "msm_g1.shift_bases").count(), busy.len() + 1);
     let (off1, off2) = (off.upload_g1_bases(&g1).unwrap(), off.upload_g2_bases(&g2).unwrap());
     assert!(!off.tables_building());
-    let without = (off.msm_g1(&off1, Scalars::Host(&scalars)).unwrap(), off.msm_g2(&off2, Scalars::Host(&scalars)).unwrap());
+    let without =
+        (off.msm_g1(&off1, Scalars::Host(&scalars)).unwrap(), off.msm_g2(&off2, Scalars::Host(&scalars)).unwrap());
     assert_eq!(without, (want1, want2), "without tables");
     assert!(!off.drain_device_spans().iter().any(|s| s.name.ends_with("shift_bases")));
 }

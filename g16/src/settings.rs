@@ -49,6 +49,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_NTT_TWIDDLES",
     "G16_CUDA_NTT_BLOCK",
     "G16_CUDA_MSM_ACCUMULATION",
+    "G16_CUDA_MSM_SCATTER",
     "G16_CUDA_MADD_FUSED_Y",
     "G16_WGPU_ARITH",
     "G16_WGPU_SUBGROUP",
@@ -231,6 +232,13 @@ impl Settings {
                         }
                     })?
                     .unwrap_or_default(),
+                msm_scatter: vars
+                    .parse("G16_CUDA_MSM_SCATTER", "scalar or window", |v| match v.to_ascii_lowercase().as_str() {
+                        "scalar" => Some(g16_cuda::MsmScatter::ByScalar),
+                        "window" => Some(g16_cuda::MsmScatter::ByWindow),
+                        _ => None,
+                    })?
+                    .unwrap_or_default(),
                 madd_fused_y: vars
                     .parse("G16_CUDA_MADD_FUSED_Y", "0, g1 or 1", |v| match v.to_ascii_lowercase().as_str() {
                         "0" | "off" => Some(g16_cuda::FusedY::Off),
@@ -382,6 +390,7 @@ mod tests {
             ("G16_CUDA_NTT_TWIDDLES", "split"),
             ("G16_CUDA_NTT_BLOCK", "1024"),
             ("G16_CUDA_MSM_ACCUMULATION", "buckets"),
+            ("G16_CUDA_MSM_SCATTER", "Window"),
             ("G16_CUDA_MADD_FUSED_Y", "1"),
             ("G16_WGPU_ARITH", "u32"),
             ("G16_WGPU_SUBGROUP", "host"),
@@ -398,6 +407,7 @@ mod tests {
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
         assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);
+        assert_eq!(s.cuda.msm_scatter, g16_cuda::MsmScatter::ByWindow);
         assert_eq!(s.cuda.madd_fused_y, g16_cuda::FusedY::Both);
         // Every tuning variable given is named, the cache directory not.
         assert_eq!(s.given.get("G16_CUDA_NTT_BLOCK").map(String::as_str), Some("1024"));
@@ -437,6 +447,7 @@ mod tests {
             ("G16_CUDA_NTT_TWIDDLES", "full"),
             ("G16_CUDA_NTT_BLOCK", "256"),
             ("G16_CUDA_MSM_ACCUMULATION", "warps"),
+            ("G16_CUDA_MSM_SCATTER", "bucket"),
             ("G16_CUDA_MADD_FUSED_Y", "please"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),

@@ -11,7 +11,8 @@
 //   digits  msm_count: per bucket counts; scalars equal to 1 go to the `ones` list instead
 //           (the 0/1 split), zero digits go nowhere.
 //   sort    the host scans the counts into offsets, then msm_scatter: each (scalar, window)
-//           with a nonzero digit writes its entry index (sign in bit 31) into its bucket's slot.
+//           with a nonzero digit writes its entry index (sign in bit 31) into its bucket's slot;
+//           or msm_scatter_by_window, the same entries written one window after another.
 //
 // Entry indices are point indices in the windowed layout (one bucket set a window) and
 // w·len + i in the shared layout over shifted bases (`msm/table.cu`: one set for all windows).
@@ -37,23 +38,40 @@ DEVICE bool is_plain_one(const Fr& s) {
   return acc == 0;
 }
 
+// Window w's signed digit of the plain scalar s: its magnitude, with `neg` set where it is
+// negative; `carry` holds the carry into window w and is left holding the carry out of it.
+DEVICE u32 signed_digit(const Fr& s, u32 w, u32 c, u32& carry, u32& neg) {
+  const u32 half = 1u << (c - 1);
+  const u32 v = window_bits(s, w * c, c) + carry;
+  if (v > half) {
+    neg = 1;
+    carry = 1;
+    return (1u << c) - v;
+  }
+  neg = 0;
+  carry = 0;
+  return v;
+}
+
+// Runs emit(bucket_key, entry, negative) for window w's digit of point i, of magnitude mag
+// (nothing where it is 0): windowed layout (stride 0): key w·B + mag − 1, entry i; shared
+// layout (stride = the table's points per window): key mag − 1, entry w·stride + i.
+template <class Emit>
+DEVICE void emit_digit(u32 mag, u32 neg, u32 w, u32 i, u32 c, u32 stride, Emit emit) {
+  if (mag == 0) return;
+  if (stride) emit(mag - 1, w * stride + i, neg);
+  else emit(w * (1u << (c - 1)) + mag - 1, i, neg);
+}
+
 // Runs emit(bucket_key, entry, negative) for each nonzero signed digit of the plain scalar s
-// of point i: windowed layout (stride 0): key w·B + |d| − 1, entry i; shared layout (stride =
-// the table's points per window): key |d| − 1, entry w·stride + i.
+// of point i, window by window (see `emit_digit`).
 template <class Emit>
 DEVICE void for_each_digit(const Fr& s, u32 i, u32 c, u32 windows, u32 stride, Emit emit) {
-  const u32 half = 1u << (c - 1);
   u32 carry = 0;
   for (u32 w = 0; w < windows; w++) {
-    const u32 v = window_bits(s, w * c, c) + carry;
-    u32 mag;
     u32 neg;
-    if (v > half) { mag = (1u << c) - v; neg = 1; carry = 1; }
-    else { mag = v; neg = 0; carry = 0; }
-    if (mag != 0) {
-      if (stride) emit(mag - 1, w * stride + i, neg);
-      else emit(w * half + mag - 1, i, neg);
-    }
+    const u32 mag = signed_digit(s, w, c, carry, neg);
+    emit_digit(mag, neg, w, i, c, stride, emit);
   }
 }
 
@@ -92,6 +110,30 @@ extern "C" __global__ void msm_scatter(const Fr* __restrict__ scalars, u32 n, u3
     for_each_digit(s, i, c, windows, stride, [&](u32 key, u32 entry, u32 neg) {
       const u32 pos = atomicAdd(&cursor[key], 1u);
       sorted[pos] = entry | (neg << 31);
+    });
+  }
+}
+
+// msm_scatter one window after another: block b takes window b / per_window, and its threads
+// the scalars (b mod per_window)·blockDim.x + threadIdx.x, stepping by per_window·blockDim.x.
+// Blocks start in about index order, so at any moment the slots being written are those of
+// one window's 2^(c−1) buckets, a 32-byte sector each in L2, rather than every window's: in a
+// windowed layout of more than 2^19 buckets in all (c > 16) those sectors outgrow the L2, and
+// each 4-byte write becomes a partial write of a sector that has left it. The price: each
+// window reads the scalars again and walks the carries up to itself.
+extern "C" __global__ void msm_scatter_by_window(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows,
+                                                 u32 stride, u32* cursor, u32* sorted, u32 split,
+                                                 u32 per_window) {
+  const u32 w = blockIdx.x / per_window, b = blockIdx.x % per_window;
+  if (w >= windows) return;
+  for (u32 i = b * blockDim.x + threadIdx.x; i < n; i += per_window * blockDim.x) {
+    const Fr s = scalars[i].from_montgomery();
+    if (split && is_plain_one(s)) continue;
+    u32 carry = 0, neg = 0, mag = 0;
+    for (u32 u = 0; u <= w; u++) mag = signed_digit(s, u, c, carry, neg);
+    emit_digit(mag, neg, w, i, c, stride, [&](u32 key, u32 entry, u32 sign) {
+      const u32 pos = atomicAdd(&cursor[key], 1u);
+      sorted[pos] = entry | (sign << 31);
     });
   }
 }

@@ -172,6 +172,8 @@ pub enum Kernel {
     MsmDenseCount,
     MsmCount,
     MsmScatter,
+    /// The scatter one window after another (`MsmScatter::ByWindow`).
+    MsmScatterByWindow,
     ScanBlocks,
     ScanAdd,
     MsmBigPlan,
@@ -194,7 +196,7 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 44] = [
+    pub const ALL: [Kernel; 45] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::NttRadix4Pass512,
@@ -208,6 +210,7 @@ impl Kernel {
         Kernel::MsmDenseCount,
         Kernel::MsmCount,
         Kernel::MsmScatter,
+        Kernel::MsmScatterByWindow,
         Kernel::ScanBlocks,
         Kernel::ScanAdd,
         Kernel::MsmBigPlan,
@@ -258,6 +261,7 @@ impl Kernel {
             Kernel::MsmDenseCount => "msm_dense_count",
             Kernel::MsmCount => "msm_count",
             Kernel::MsmScatter => "msm_scatter",
+            Kernel::MsmScatterByWindow => "msm_scatter_by_window",
             Kernel::ScanBlocks => "scan_blocks",
             Kernel::ScanAdd => "scan_add",
             Kernel::MsmBigPlan => "msm_big_plan",
@@ -306,6 +310,7 @@ impl Kernel {
             Kernel::MsmDenseCount
             | Kernel::MsmCount
             | Kernel::MsmScatter
+            | Kernel::MsmScatterByWindow
             | Kernel::ScanBlocks
             | Kernel::ScanAdd
             | Kernel::MsmBigPlan
@@ -379,6 +384,9 @@ impl Kernel {
                 digit_params(&[write("counts", U32), write("ones", U32), write("ones_count", U32), u32("split")])
             }
             Kernel::MsmScatter => digit_params(&[write("cursor", U32), write("sorted", U32), u32("split")]),
+            Kernel::MsmScatterByWindow => {
+                digit_params(&[write("cursor", U32), write("sorted", U32), u32("split"), u32("per_window")])
+            }
             Kernel::ScanBlocks => vec![write("data", U32), u32("n"), write("block_sums", U32)],
             Kernel::ScanAdd => vec![write("data", U32), u32("n"), read("block_offsets", U32)],
             Kernel::MsmBigPlan => vec![

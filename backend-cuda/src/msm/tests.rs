@@ -400,3 +400,193 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The counting sort's kernels (kernels/msm/sort.cu) run on the host: the digit counts, then
+/// both scatters from the same offsets. Every scalar's entries must add back up to the scalar
+/// (Σ ±|d_w|·2^(c·w) over its windows, as integers), the scatters must fill each bucket with the
+/// same entries, and the 0/1 split must list exactly the ones.
+mod host_sort {
+    use crate::cxx;
+    use ark_ff::{BigInt, BigInteger, PrimeField};
+    use g16_backend::limbs::{fr_to_words, to_words, FR_WORDS};
+    use g16_backend::msm_plan::windows;
+    use g16_backend::sample::test_rng;
+    use g16_backend::Fr;
+    use rand::Rng;
+
+    const MAIN: &str = r#"
+// Input: n c windows stride split per_window grid, then n scalars (Montgomery words). Output:
+// the ones' count and list; the buckets' counts; the entries by msm_scatter; the entries by
+// msm_scatter_by_window (each as its bucket's slots in order).
+int main() {
+  const unsigned n = read_u32(), c = read_u32(), windows = read_u32(), stride = read_u32();
+  const unsigned split = read_u32(), per_window = read_u32(), grid = read_u32();
+  std::vector<Fr> scalars = read_items<Fr>(n);
+  const unsigned half = 1u << (c - 1), buckets = stride ? half : windows * half;
+  std::vector<u32> counts(buckets, 0), ones(n + 1, 0), ones_count(1, 0);
+  blockDim.x = 1; threadIdx.x = 0;
+  gridDim.x = grid;
+  for (unsigned b = 0; b < grid; b++) {
+    blockIdx.x = b;
+    msm_count(scalars.data(), n, c, windows, stride, counts.data(), ones.data(), ones_count.data(), split);
+  }
+  std::vector<u32> offsets(buckets, 0);
+  u32 entries = 0;
+  for (unsigned k = 0; k < buckets; k++) { offsets[k] = entries; entries += counts[k]; }
+  std::vector<u32> by_scalar(entries + 1, 0xffffffffu), by_window(entries + 1, 0xffffffffu);
+  std::vector<u32> cursor = offsets;
+  for (unsigned b = 0; b < grid; b++) {
+    blockIdx.x = b;
+    msm_scatter(scalars.data(), n, c, windows, stride, cursor.data(), by_scalar.data(), split);
+  }
+  cursor = offsets;
+  gridDim.x = per_window * windows;
+  for (unsigned b = 0; b < gridDim.x; b++) {
+    blockIdx.x = b;
+    msm_scatter_by_window(scalars.data(), n, c, windows, stride, cursor.data(), by_window.data(), split,
+                          per_window);
+  }
+  printf("%u", ones_count[0]);
+  for (unsigned j = 0; j < ones_count[0]; j++) printf(" %u", ones[j]);
+  printf("\n");
+  for (u32 x : counts) printf("%u ", x);
+  printf("\n");
+  for (unsigned j = 0; j < entries; j++) printf("%u ", by_scalar[j]);
+  printf("\n");
+  for (unsigned j = 0; j < entries; j++) printf("%u ", by_window[j]);
+  printf("\n");
+  return 0;
+}
+"#;
+
+    /// Emulation-only stand-ins for what the sort's kernels use from CUDA.
+    const EXTRA: &str = r#"
+// A serial launch's thread is a warp of one: no other lane to read.
+static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
+"#;
+
+    fn build() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        use crate::compile::{unit, FP, SORT};
+        let kernels = unit(&[FP, SORT]);
+        let source = format!("{}{EXTRA}\n{kernels}\n{}\n{MAIN}", cxx::SERIAL_LAUNCH, cxx::ITEM_READERS);
+        cxx::build_in_temp("the host-emulated MSM sort", "host-msm-sort", &source)
+    }
+
+    /// One layout: window width, shared (stride: the table's points per window) or windowed (0).
+    #[derive(Clone, Copy, Debug)]
+    struct Case {
+        c: u32,
+        stride: u32,
+        split: bool,
+        per_window: u32,
+        grid: u32,
+    }
+
+    fn numbers(line: &str) -> Vec<u32> {
+        line.split_whitespace().map(|x| x.parse().expect("u32")).collect()
+    }
+
+    /// Σ ±mag·2^(c·w) of one scalar's entries, as (positive part, negative part).
+    type Parts = (BigInt<5>, BigInt<5>);
+
+    fn add_shifted(acc: &mut BigInt<5>, mag: u32, shift: u32) {
+        let term = BigInt::<5>::from(u64::from(mag)) << shift;
+        assert!(!acc.add_with_carry(&term), "no carry out of 320 bits");
+    }
+
+    fn check(exe: &std::path::Path, case: Case, scalars: &[Fr]) {
+        let n = scalars.len();
+        let w = windows(case.c);
+        let half = 1u32 << (case.c - 1);
+        let mut input =
+            format!("{n} {} {w} {} {} {} {}\n", case.c, case.stride, u32::from(case.split), case.per_window, case.grid);
+        let words = to_words(scalars, FR_WORDS, fr_to_words);
+        input.push_str(&words.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" "));
+        input.push('\n');
+        let output = cxx::run(exe, &input);
+        let mut lines = output.lines();
+        let ones = numbers(lines.next().expect("ones"));
+        let counts = numbers(lines.next().expect("counts"));
+        let by_scalar = numbers(lines.next().unwrap_or(""));
+        let by_window = numbers(lines.next().unwrap_or(""));
+
+        let is_one = |s: &Fr| *s == Fr::from(1u64);
+        let mut want_ones: Vec<u32> = (0..n as u32).filter(|&i| case.split && is_one(&scalars[i as usize])).collect();
+        let mut got_ones = ones[1..].to_vec();
+        got_ones.sort_unstable();
+        want_ones.sort_unstable();
+        assert_eq!((ones[0] as usize, got_ones), (want_ones.len(), want_ones), "{case:?}: the ones");
+
+        let buckets = if case.stride != 0 { half } else { w * half } as usize;
+        assert_eq!(counts.len(), buckets, "{case:?}: a count a bucket");
+        let entries: usize = counts.iter().map(|&x| x as usize).sum();
+        assert_eq!((by_scalar.len(), by_window.len()), (entries, entries), "{case:?}: every slot written once");
+
+        let mut parts: Vec<Parts> = vec![(BigInt::zero(), BigInt::zero()); n];
+        let mut seen = std::collections::HashSet::new();
+        let mut at = 0;
+        for (key, &count) in counts.iter().enumerate() {
+            let range = at..at + count as usize;
+            at = range.end;
+            let (mut a, mut b) = (by_scalar[range.clone()].to_vec(), by_window[range].to_vec());
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "{case:?}: bucket {key} holds different entries by window");
+            for e in a {
+                let (point, negative) = (e & 0x7fff_ffff, e >> 31 == 1);
+                let (window, i, mag) = match case.stride {
+                    0 => (key as u32 / half, point, key as u32 % half + 1),
+                    stride => (point / stride, point % stride, key as u32 + 1),
+                };
+                assert!((i as usize) < n && window < w, "{case:?}: entry {e:#x} of bucket {key} out of range");
+                assert!(seen.insert((i, window)), "{case:?}: scalar {i} has two digits in window {window}");
+                let part = &mut parts[i as usize];
+                add_shifted(if negative { &mut part.1 } else { &mut part.0 }, mag, case.c * window);
+            }
+        }
+        for (i, (s, (mut positive, negative))) in scalars.iter().zip(parts).enumerate() {
+            if case.split && is_one(s) {
+                assert!(positive.is_zero() && negative.is_zero(), "{case:?}: a split one has digits");
+                continue;
+            }
+            assert!(!positive.sub_with_borrow(&negative), "{case:?}: scalar {i} sums below zero");
+            let plain = s.into_bigint();
+            let want = BigInt::<5>([plain.0[0], plain.0[1], plain.0[2], plain.0[3], 0]);
+            assert_eq!(positive, want, "{case:?}: scalar {i}'s digits do not add up to it");
+        }
+    }
+
+    /// Random scalars and the edges of the digits: 0, 1, 2, r − 1, 2^254, and the values where a
+    /// window's digit is exactly 2^(c−1), one above it (negative, with a carry), all ones (a carry
+    /// up every window), in the low and in higher windows.
+    fn scalars(c: u32, rng: &mut impl Rng) -> Vec<Fr> {
+        let mut out: Vec<Fr> = (0..40).map(|_| Fr::from_bigint(BigInt(rng.gen())).unwrap_or(Fr::from(7u64))).collect();
+        let half = 1u64 << (c - 1);
+        out.extend([0u64, 1, 2, half, half + 1, (1 << c) - 1, (half + 1) << c].map(Fr::from));
+        out.push(-Fr::from(1u64));
+        let top = BigInt::<4>::from(1u64) << 254u32;
+        out.push(Fr::from_bigint(top).expect("2^254 < r"));
+        let ones = BigInt::<4>([u64::MAX; 4]) >> 3u32; // 253 bits of ones: every window's digit carries
+        out.push(Fr::from_bigint(ones).expect("below r"));
+        out.extend([Fr::from(1u64), Fr::from(1u64)]);
+        out
+    }
+
+    #[test]
+    fn both_scatters_sort_every_digit_into_its_bucket() {
+        let Some((dir, exe)) = build() else { return };
+        let mut rng = test_rng("both_scatters_sort_every_digit_into_its_bucket");
+        let cases = [
+            Case { c: 4, stride: 0, split: true, per_window: 2, grid: 3 },
+            Case { c: 7, stride: 0, split: false, per_window: 1, grid: 1 },
+            Case { c: 9, stride: 0, split: true, per_window: 5, grid: 4 },
+            Case { c: 8, stride: 61, split: true, per_window: 3, grid: 2 },
+            Case { c: 11, stride: 64, split: false, per_window: 2, grid: 5 },
+        ];
+        for case in cases {
+            let s = scalars(case.c, &mut rng);
+            check(&exe, case, &s);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
