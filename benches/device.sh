@@ -98,6 +98,8 @@
 #                 settings (BENCH_ARGS: more of g16 bench's arguments, as "--keys-on-device
 #                 --mostly-bits" for proofs); then each variant's medians by op and size, its
 #                 phases beside them
+#       tests     the CUDA backend's GPU tests whose names hold FILTER (default: every one), at
+#                 CI's sizes (LARGE=1: the GPU machine's)
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -216,6 +218,14 @@ test_kernels() {
   while read -r kernels; do
     [ -n "$kernels" ] && mkdir -p "$kernels" && cp "$D"/cache/cuda/*.cubin "$kernels/"
   done <"$D/cuda-test-kernels-dir"
+}
+
+tests() {
+  export G16_REQUIRE_CUDA=1
+  [ -n "${LARGE:-}" ] && export G16_CONFORMANCE=large
+  test_kernels
+  # shellcheck disable=SC2086 # FILTER is one word or none
+  step 300 tests-cuda "$D/cuda_backend" --test-threads=1 ${FILTER:-}
 }
 
 suite() {
@@ -729,7 +739,7 @@ PY
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | register | scale | filecoin | anchors | strides | ab)
+  env | suite | front | bench | prove | engine | compiled | serve | circom | ntt_stability | pcie | witness | first | keygen | keys | register | scale | filecoin | anchors | strides | ab | tests)
     env_stage
     for s in "$@"; do
       [ "$s" = env ] && continue
