@@ -144,15 +144,38 @@ pub enum MsmAccumulation {
 }
 
 /// In what order the counting sort's scatter (kernels/msm/sort.cu) writes the bucket entries.
+///
+/// Measured on an H100 (7a6a25e, docs/perf/cuda.md: the sort's order): by window, the sort of a
+/// windowed layout at c = 20 took 29.0 against 46.7 ms at 2^25 and 59.7 against 94.1 at 2^26;
+/// the shared layout at 2^24 (2^19 buckets) 15.0 against 12.2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MsmScatter {
-    /// A thread a scalar, writing all its windows' entries (`msm_scatter`).
+    /// By window where a windowed layout has more than [`SCATTER_BY_WINDOW_ABOVE`] buckets in
+    /// all, by scalar otherwise.
     #[default]
+    Auto,
+    /// A thread a scalar, writing all its windows' entries (`msm_scatter`).
     ByScalar,
     /// One window after another (`msm_scatter_by_window`): the slots written at any moment are
-    /// one window's buckets, which stay in L2 where every window's (a windowed layout past
-    /// c = 16) would not; each window reads the scalars again.
+    /// one window's buckets, which stay in L2 where every window's would not; each window
+    /// reads the scalars again.
     ByWindow,
+}
+
+/// Buckets in all (2^19, 16 MiB of slots being written, a 32-byte sector each) beyond which
+/// [`MsmScatter::Auto`] writes one window after another: c = 16's 16 windows of 2^15 buckets
+/// are at it; the H100's L2 is 50 MB.
+pub const SCATTER_BY_WINDOW_ABOVE: u64 = 1 << 19;
+
+impl MsmScatter {
+    /// Whether a layout's entries are written one window after another.
+    pub(crate) fn by_window(self, layout: &g16_backend::msm_plan::Layout) -> bool {
+        match self {
+            MsmScatter::ByScalar => false,
+            MsmScatter::ByWindow => true,
+            MsmScatter::Auto => !layout.is_shared() && layout.buckets() > SCATTER_BY_WINDOW_ABOVE,
+        }
+    }
 }
 
 impl Default for CudaOptions {
@@ -168,7 +191,7 @@ impl Default for CudaOptions {
             ntt_twiddles: NttTwiddles::Table,
             ntt_block: NttBlock::Elems512,
             msm_accumulation: MsmAccumulation::Chunks,
-            msm_scatter: MsmScatter::ByScalar,
+            msm_scatter: MsmScatter::Auto,
             madd_fused_y: FusedY::G1,
         }
     }
@@ -185,5 +208,17 @@ mod tests {
         assert_eq!(on(FusedY::default()), (true, false));
         assert_eq!(on(FusedY::Off), (false, false));
         assert_eq!(on(FusedY::Both), (true, true));
+    }
+
+    #[test]
+    fn the_scatter_goes_by_window_only_for_wide_windowed_layouts() {
+        use g16_backend::msm_plan::Layout;
+        let auto = |l: Layout| MsmScatter::Auto.by_window(&l);
+        assert!(!auto(Layout::windowed(16)), "c = 16: 2^19 buckets in all");
+        assert!(auto(Layout::windowed(17)) && auto(Layout::windowed(20)));
+        assert!(!auto(Layout::shared(20)), "one set of 2^19 buckets");
+        assert!(!auto(Layout::windowed(12)));
+        assert!(MsmScatter::ByWindow.by_window(&Layout::shared(20)));
+        assert!(!MsmScatter::ByScalar.by_window(&Layout::windowed(20)));
     }
 }

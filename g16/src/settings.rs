@@ -233,10 +233,13 @@ impl Settings {
                     })?
                     .unwrap_or_default(),
                 msm_scatter: vars
-                    .parse("G16_CUDA_MSM_SCATTER", "scalar or window", |v| match v.to_ascii_lowercase().as_str() {
-                        "scalar" => Some(g16_cuda::MsmScatter::ByScalar),
-                        "window" => Some(g16_cuda::MsmScatter::ByWindow),
-                        _ => None,
+                    .parse("G16_CUDA_MSM_SCATTER", "auto, scalar or window", |v| {
+                        match v.to_ascii_lowercase().as_str() {
+                            "auto" => Some(g16_cuda::MsmScatter::Auto),
+                            "scalar" => Some(g16_cuda::MsmScatter::ByScalar),
+                            "window" => Some(g16_cuda::MsmScatter::ByWindow),
+                            _ => None,
+                        }
                     })?
                     .unwrap_or_default(),
                 madd_fused_y: vars

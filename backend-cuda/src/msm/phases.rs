@@ -8,7 +8,7 @@ use g16_backend::timeline::SpanId;
 use super::{Curve, Msm, MsmPlan, BIG_PIECE, ONES_BLOCKS};
 use crate::compile::{Arg, Kernel};
 use crate::error::CudaError;
-use crate::options::{MsmAccumulation, MsmScatter};
+use crate::options::MsmAccumulation;
 
 /// The shortest slice of the sorted entries a thread of the balanced accumulation takes: few
 /// buckets are cut where the list is short.
@@ -142,12 +142,12 @@ impl<C: SWCurveConfig> Phases<'_, C> {
             self.exclusive_scan(offsets, buckets, 0)?;
             self.msm.dev.copy_words(cursor, offsets, buckets)?;
             match entries {
-                Entries::Digits { scalars, split } => match self.msm.scatter {
-                    MsmScatter::ByScalar => {
+                Entries::Digits { scalars, split } => match self.msm.scatter.by_window(&plan.layout) {
+                    false => {
                         let args = [Arg::Ptr(cursor), Arg::Ptr(sorted), Arg::U32(split)];
                         self.launch(Kernel::MsmScatter, self.scalar_grid(), 256, &self.digit_args(scalars, &args))
                     }
-                    MsmScatter::ByWindow => {
+                    true => {
                         // A window's blocks cover the scalars as `scalar_grid` does, within the
                         // grid's bound (2^31 − 1 blocks).
                         let per_window = self.scalar_grid().min(i32::MAX as u32 / plan.layout.windows.max(1));
