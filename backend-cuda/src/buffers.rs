@@ -5,14 +5,14 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use ark_ec::short_weierstrass::SWCurveConfig;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice};
 use g16_backend::msm_plan::Layout;
 
-use crate::device::{lock, CudaDevice};
+use crate::device::{lock, CudaDevice, Spare};
 use crate::error::{during, CudaError};
 
 /// Fr scalars: 8 words each.
@@ -34,12 +34,13 @@ pub(crate) struct Bases<C: SWCurveConfig> {
     /// Freed by `drop`: on the background stream where a table's build may still read it.
     pub data: ManuallyDrop<CudaSlice<u32>>,
     pub len: usize,
-    pub table: Option<BaseTable>,
+    /// Registered with the device as a spare: an allocation short of memory may take it back.
+    pub table: Option<Arc<TableSlot>>,
     _curve: PhantomData<C>,
 }
 
 impl<C: SWCurveConfig> Bases<C> {
-    pub fn new(data: CudaSlice<u32>, len: usize, table: Option<BaseTable>) -> Bases<C> {
+    pub fn new(data: CudaSlice<u32>, len: usize, table: Option<Arc<TableSlot>>) -> Bases<C> {
         Bases { data: ManuallyDrop::new(data), len, table, _curve: PhantomData }
     }
 }
@@ -48,11 +49,50 @@ impl<C: SWCurveConfig> Drop for Bases<C> {
     fn drop(&mut self) {
         // SAFETY: `data` is taken once, here, and not touched again.
         let data = unsafe { ManuallyDrop::take(&mut self.data) };
-        match self.table.take() {
+        match self.table.take().and_then(|slot| slot.take()) {
             Some(table) => table.free_with(data),
-            // Owned by the compute stream: freed after the kernels queued there so far.
+            // Owned by the compute stream: freed after the kernels queued there so far. (A
+            // table given back was made: nothing on the background stream reads the bases.)
             None => drop(data),
         }
+    }
+}
+
+/// A vector's shifted bases while the device can spare them: an MSM holds the slot's lock for
+/// as long as it reads the table, and an allocation short of memory takes back only tables
+/// no MSM holds (`Spare`).
+pub(crate) struct TableSlot {
+    table: Mutex<Option<BaseTable>>,
+}
+
+impl TableSlot {
+    pub fn new(table: BaseTable) -> Arc<TableSlot> {
+        Arc::new(TableSlot { table: Mutex::new(Some(table)) })
+    }
+
+    /// The table, if not given back, held until the guard drops.
+    pub fn hold(&self) -> MutexGuard<'_, Option<BaseTable>> {
+        lock(&self.table)
+    }
+
+    fn take(&self) -> Option<BaseTable> {
+        lock(&self.table).take()
+    }
+}
+
+impl Spare for TableSlot {
+    fn give_back(&self) -> bool {
+        let mut held = match self.table.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return false, // an MSM reads it now
+        };
+        // One still being made is read by its kernels, and its bases with it: kept.
+        match held.as_ref().map(BaseTable::is_ready) {
+            Some(Ok(true)) => {}
+            _ => return false,
+        }
+        held.take().map(BaseTable::give_back).is_some()
     }
 }
 
@@ -95,6 +135,21 @@ impl BaseTable {
         self.built.synchronize().map_err(during("waiting for shifted bases"))?;
         self.ready.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// Frees the table (made: nothing on the background stream reads it) after every kernel
+    /// queued on the compute stream so far, in the background stream's order (it owns the
+    /// table); the host waits for the compute stream where that cannot be queued.
+    fn give_back(self) {
+        let dev = self.dev.clone();
+        let ordered = dev
+            .stream()
+            .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .and_then(|after| dev.background_stream().wait(&after));
+        if ordered.is_err() {
+            let _ = dev.synchronize();
+        }
+        drop(self);
     }
 
     /// Frees the table and its `bases` with no wait: both on the background stream, after the

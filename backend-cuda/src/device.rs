@@ -10,8 +10,12 @@
 //! staging runs beside another's kernels. Work no operation waits for (the MSM's shifted
 //! bases) goes on the background stream, of the lowest priority: the compute stream's blocks
 //! are scheduled first whenever both have work.
+//!
+//! Memory held for speed alone (the shifted bases) is registered as a [`Spare`]: an allocation
+//! that finds too little free takes the spares back and tries once more, so what they hold
+//! never costs a key its bases or a proof its vectors.
 
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 
 use cudarc::driver::{result as cu, sys, CudaContext, CudaSlice, CudaStream, DevicePtr};
 
@@ -47,6 +51,14 @@ pub(crate) struct DeviceInfo {
     pub driver_version: String,
 }
 
+/// Device memory held for speed alone, which an allocation that finds too little free may take
+/// back (the MSM's shifted bases: `buffers::TableSlot`).
+pub(crate) trait Spare: Send + Sync {
+    /// Frees what it holds, in the background stream's order after every kernel queued so far
+    /// on the compute stream; false where it holds nothing or is in use now.
+    fn give_back(&self) -> bool;
+}
+
 /// Memory kept free for the driver and the kernels' own needs.
 const HEADROOM_BYTES: u64 = 256 << 20;
 
@@ -59,6 +71,7 @@ pub(crate) struct CudaDevice {
     background_stream: Arc<CudaStream>,
     info: DeviceInfo,
     op: Mutex<()>,
+    spares: Mutex<Vec<Weak<dyn Spare>>>,
 }
 
 /// Stops the device's default memory pool from making one stream wait for another to reuse
@@ -130,7 +143,15 @@ impl CudaDevice {
             driver_version: format!("CUDA {}.{}", driver / 1000, (driver % 1000) / 10),
         };
         no_cross_stream_pool_waits(&ctx)?;
-        Ok(CudaDevice { ctx, stream, copy_stream, background_stream, info, op: Mutex::new(()) })
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            copy_stream,
+            background_stream,
+            info,
+            op: Mutex::new(()),
+            spares: Mutex::new(Vec::new()),
+        })
     }
 
     pub fn info(&self) -> &DeviceInfo {
@@ -181,22 +202,64 @@ impl CudaDevice {
     /// `alloc` in `stream`'s order, owned by it: dropped, it is freed after the work queued
     /// there so far.
     pub fn alloc_on(&self, stream: &Arc<CudaStream>, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
+        self.with_room(|| self.alloc_spare_on(stream, what, words))
+    }
+
+    /// `alloc_on` for memory held for speed alone (a spare): where too little is free it fails
+    /// rather than take other spares back.
+    pub fn alloc_spare_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        what: &str,
+        words: usize,
+    ) -> Result<CudaSlice<u32>, CudaError> {
         let bytes = self.check_room(what, words)?;
         // SAFETY: the memory is written (by a copy, a memset or a kernel) before it is read;
         // every caller fills what it allocates.
         unsafe { stream.alloc::<u32>(words.max(1)) }.map_err(out_of_memory(what, bytes))
     }
 
+    /// Registers memory held for speed alone, for allocations to take back when memory runs
+    /// short (dropped spares are forgotten here).
+    pub fn add_spare(&self, spare: Weak<dyn Spare>) {
+        let mut spares = lock(&self.spares);
+        spares.retain(|s| s.strong_count() > 0);
+        spares.push(spare);
+    }
+
+    /// `alloc()`, and where it finds too little memory, once more after the spares are taken
+    /// back.
+    fn with_room<T>(&self, alloc: impl Fn() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        match alloc() {
+            Err(CudaError::OutOfMemory { .. }) if self.reclaim() => alloc(),
+            other => other,
+        }
+    }
+
+    /// Takes back every spare not in use: first waits for the background stream (a table still
+    /// being made is read by its kernels), then gives each back, then waits for their frees,
+    /// so the memory is free when this returns. Whether any was given back.
+    fn reclaim(&self) -> bool {
+        let spares: Vec<Arc<dyn Spare>> = lock(&self.spares).iter().filter_map(Weak::upgrade).collect();
+        if spares.is_empty() || self.synchronize_background().is_err() {
+            return false;
+        }
+        let given = spares.iter().fold(false, |any, s| s.give_back() | any);
+        given && self.synchronize_background().is_ok()
+    }
+
     /// `alloc` for an upload: allocated in the copy stream's order (so its copies need not wait
     /// for the compute stream) but owned by the compute stream, so dropping it frees it after
     /// every kernel queued there so far, whichever stream last used it.
     pub fn alloc_for_upload(&self, what: &str, words: usize) -> Result<CudaSlice<u32>, CudaError> {
-        let bytes = self.check_room(what, words)?;
-        // SAFETY: the context is bound (check_room); the size is non-zero.
-        let ptr = unsafe { cu::malloc_async(self.copy_stream.cu_stream(), bytes as usize) }
-            .map_err(out_of_memory(what, bytes))?;
-        // SAFETY: `ptr` is a live allocation of `bytes` = 4·words bytes; every upload writes all
-        // of it before any kernel reads it.
+        let ptr = self.with_room(|| {
+            let bytes = self.check_room(what, words)?;
+            // SAFETY: the context is bound (check_room); the size is non-zero.
+            unsafe { cu::malloc_async(self.copy_stream.cu_stream(), bytes as usize) }
+                .map_err(out_of_memory(what, bytes))
+        })?;
+        // SAFETY: `ptr` is a live allocation of 4·words bytes; every upload writes all of it
+        // before any kernel reads it.
         Ok(unsafe { self.stream.upgrade_device_ptr::<u32>(ptr, words.max(1)) })
     }
 

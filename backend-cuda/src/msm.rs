@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use ark_bls12_381::{g1, g2, Fr};
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
@@ -21,9 +21,9 @@ use g16_backend::msm_plan::{Layout, MsmTuning, Planner, WindowRule};
 use g16_backend::subgroup;
 use g16_backend::timeline::SpanId;
 
-use crate::buffers::{BaseTable, Bases, FrBuffer, Workspace};
+use crate::buffers::{BaseTable, Bases, FrBuffer, TableSlot, Workspace};
 use crate::compile::{self, Kernels};
-use crate::device::CudaDevice;
+use crate::device::{CudaDevice, Spare};
 use crate::error::{during, CudaError};
 use crate::options::{CudaOptions, FusedY, MsmAccumulation, MsmScatter, TableBuild};
 use crate::staging::Staging;
@@ -224,7 +224,10 @@ impl Msm {
             .copy_stream()
             .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
             .map_err(during("recording the end of an upload"))?;
-        let table = self.shifted_bases(curve, (dev.ptr(&data), host.len()), &uploaded)?;
+        let table = self.shifted_bases(curve, (dev.ptr(&data), host.len()), &uploaded)?.map(TableSlot::new);
+        if let Some(slot) = &table {
+            dev.add_spare(Arc::downgrade(slot) as Weak<dyn Spare>);
+        }
         Ok(Bases::new(data, host.len(), table))
     }
 
@@ -259,8 +262,10 @@ impl Msm {
             }
             ScalarsRef::Device(buf, range) => dev.ptr(&buf.data) + (range.start * FR_WORDS * 4) as u64,
         };
-        let table = match &bases.table {
-            Some(t) if t.is_ready()? => Some(t),
+        // Held to the end: no allocation takes the table back while this MSM reads it.
+        let held = bases.table.as_ref().map(|slot| slot.hold());
+        let table = match held.as_deref() {
+            Some(Some(t)) if t.is_ready()? => Some(t),
             _ => None,
         };
         // Consecutive ranges whose MSMs each sort at most `max_entries`: one range but for the

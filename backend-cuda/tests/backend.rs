@@ -226,6 +226,44 @@ fn msm_scattered_by_window_matches_arkworks() {
     }
 }
 
+/// Shifted bases are memory held for speed alone: an allocation that finds too little free
+/// takes them back (MSMs then take the windowed layout), so a device holds as many other
+/// buffers beside a vector with a table as it did before the vector came.
+#[test]
+fn shifted_bases_give_their_memory_back_to_allocations() {
+    let options = CudaOptions { table_build: TableBuild::Blocking, ..options() };
+    let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+    // Buffers of 1 GiB until the device has no room for another.
+    let fill = |b: &CudaBackend| {
+        let mut held = Vec::new();
+        loop {
+            match b.alloc_scalars(1 << 25) {
+                Ok(buf) => held.push(buf),
+                Err(g16_backend::BackendError::OutOfMemory { .. }) => return held,
+                Err(e) => panic!("filling the device: {e}"),
+            }
+        }
+    };
+    let room = fill(&b).len();
+    b.synchronize().unwrap();
+    let mut rng = test_rng("shifted_bases_give_their_memory_back_to_allocations");
+    // 2^21 points: 0.2 GB of bases, a table of 13 windows (2.6 GB), made before the upload returns.
+    let n = 1 << 21;
+    let bases = random_points::<G1Projective, _>(n, &mut rng);
+    let db = b.upload_g1_bases(&bases).unwrap();
+    let beside = fill(&b);
+    assert!(
+        beside.len() + 1 >= room,
+        "{} GiB filled beside the vector against {room} before it: its table kept its memory",
+        beside.len()
+    );
+    drop(beside);
+    b.synchronize().unwrap();
+    let scalars = random_scalars(n, &mut rng);
+    let want = G1Projective::msm_unchecked(&bases, &scalars);
+    assert!(b.msm_g1(&db, Scalars::Host(&scalars)).unwrap() == want, "the MSM after its table was taken back");
+}
+
 /// The mixed addition's Y₃ products reduced together on both curves or on neither
 /// (`CudaOptions::madd_fused_y`; the default, G1 only, runs in every other test): the suite's
 /// G1 and G2 MSMs and errors, and a witness of mostly bits.

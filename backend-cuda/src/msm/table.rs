@@ -5,7 +5,9 @@
 //!
 //! Memory: the table and its scratch are allocated when the upload is queued, and only where
 //! they take at most half the free memory. The scratch is freed in the background stream's
-//! order, after the kernels; the table and the bases go with `Bases`'s drop (buffers.rs).
+//! order, after the kernels; the table and the bases go with `Bases`'s drop (buffers.rs). The
+//! table is a spare (device.rs): an allocation that finds too little free takes it back, once
+//! made and while no MSM reads it, and the vector's MSMs are windowed from then on.
 
 use std::sync::Arc;
 
@@ -90,7 +92,7 @@ impl Msm {
             return Ok(None);
         }
         let background = dev.background_stream();
-        let alloc = |what, words| match dev.alloc_on(background, what, words) {
+        let alloc = |what, words| match dev.alloc_spare_on(background, what, words) {
             Ok(buf) => Ok(Some(buf)),
             Err(CudaError::OutOfMemory { .. }) => Ok(None),
             Err(e) => Err(e),
