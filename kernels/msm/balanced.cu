@@ -10,16 +10,12 @@
 // digits and the ones of the 0/1 split take no entry), so the kernels read it there and make
 // the slices as long as the mean bucket, at least `chunk_min`: at most `buckets` slices.
 //
-//   *_empty_buckets      one thread a bucket: the empty ones get the identity.
 //   *_accumulate_chunks  a bucket that starts in a thread's slice is that thread's: it writes
 //                        the bucket's sum (from its first entry to the slice's end) to out,
 //                        and notes the bucket in tails[t] when it runs on past the slice. A
 //                        slice that starts inside an earlier bucket writes that bucket's part
-//                        to carries[t]. Empty buckets are left to *_empty_buckets, and a run
-//                        of them is crossed by a search, not a bucket at a time: a windowed
-//                        layout wider than c = 16 leaves most of its top window's buckets
-//                        empty (at c = 20 its digits reach 2^15 of 2^19), and one thread
-//                        writing ~500 K identities was most of c = 20's extra time at 2^26.
+//                        to carries[t]. Empty buckets get the identity from the thread whose
+//                        slice holds their offset (the last thread: those at the list's end).
 //                        Buckets of more than `big` entries are skipped and recorded for the
 //                        big-bucket path by their owner, as *_accumulate does.
 //   *_chunk_carries      one thread a slice: where tails[t] names a bucket, it adds the
@@ -42,18 +38,6 @@ DEVICE u32 first_bucket_at(const u32* offsets, const u32* counts, u32 buckets, u
   return lo;
 }
 
-// The bucket holding entry s (s below the list's length): the first whose end passes s (the
-// buckets' ends never decrease), searched in [lo, buckets).
-DEVICE u32 bucket_holding(const u32* offsets, const u32* counts, u32 lo, u32 buckets, u32 s) {
-  u32 hi = buckets;
-  while (lo < hi) {
-    const u32 mid = (lo + hi) / 2;
-    if (offsets[mid] + counts[mid] > s) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
-
 // The sorted list's length (the last offset plus its count) and the slices' length.
 struct Slices {
   u32 entries, chunk;
@@ -70,7 +54,8 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   const Slices slices(offsets, counts, buckets, chunk_min);
   const u32 entries = slices.entries, chunk = slices.chunk;
-  if ((u64)t * chunk >= entries) return;
+  // Slice 0 runs even with no entries: it gives every bucket the identity.
+  if (t != 0 && (u64)t * chunk >= entries) return;
   const u32 s = t * chunk, e = min(s + chunk, entries);
   tails[t] = MSM_NO_TAIL;
   // Bucket k spans [start, end); the end of bucket k + 1 is loaded a bucket ahead, so that a
@@ -83,12 +68,10 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
   u32 next_end = k + 1 < buckets ? end_of(k + 1) : entries;
   Xyzz<F> acc = Xyzz<F>::identity();
   // Bucket k's part in this slice is done: out (its owner), carries (a later part) or the
-  // big-bucket list (its owner, nothing summed); nothing for an empty bucket.
+  // big-bucket list (its owner, nothing summed).
   auto finish = [&]() {
     const bool owner = start >= s;
-    if (start == end) {
-      // *_empty_buckets writes it
-    } else if (end - start > big) {
+    if (end - start > big) {
       if (owner) {
         const u32 slot = atomicAdd(big_count, 1u);
         big_list[slot].key = k;
@@ -104,18 +87,12 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
     acc = Xyzz<F>::identity();
   };
   for (u32 j = s; j < e; j++) {
-    // Past the bucket's end: the next bucket, or where that one is empty, a search for the
-    // bucket holding entry j past the run of empty ones.
+    // Past the bucket's end (and past the empty buckets after it): the next bucket.
     while (j >= end) {
       finish();
       k++;
       start = end;
       end = next_end;
-      if (end <= j) {
-        k = bucket_holding(offsets, counts, k, buckets, j);
-        start = offsets[k];
-        end = end_of(k);
-      }
       next_end = k + 1 < buckets ? end_of(k + 1) : entries;
     }
     if (end - start <= big) {
@@ -125,13 +102,13 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
       acc.template add_affine_hot<FUSED>(p);
     }
   }
-  if (s < e) finish();
-}
-
-template <class F>
-DEVICE void empty_buckets(const u32* counts, u32 buckets, Xyzz<F>* out) {
-  for (u32 k = blockIdx.x * blockDim.x + threadIdx.x; k < buckets; k += gridDim.x * blockDim.x) {
-    if (counts[k] == 0) out[k] = Xyzz<F>::identity();
+  if (s < e) {
+    finish();
+    k++;
+  }
+  // The empty buckets at the list's end belong to the last slice (offsets[k] = entries).
+  if (e == entries) {
+    for (; k < buckets; k++) out[k] = Xyzz<F>::identity();
   }
 }
 
@@ -171,12 +148,5 @@ MSM_CHUNK_ACCUMULATE(g1_accumulate_chunks, Fq, MSM_ACC_MIN_BLOCKS_G1, false)
 MSM_CHUNK_ACCUMULATE(g1_accumulate_chunks_fused, Fq, MSM_ACC_MIN_BLOCKS_G1, true)
 MSM_CHUNK_ACCUMULATE(g2_accumulate_chunks, Fq2, MSM_ACC_MIN_BLOCKS_G2, false)
 MSM_CHUNK_ACCUMULATE(g2_accumulate_chunks_fused, Fq2, MSM_ACC_MIN_BLOCKS_G2, true)
-#define MSM_EMPTY_BUCKETS(P, F)                                                                                 \
-  extern "C" __global__ void P##_empty_buckets(const u32* counts, u32 buckets, Xyzz<F>* out) {                    \
-    empty_buckets<F>(counts, buckets, out);                                                                      \
-  }
-
 MSM_CHUNK_CARRIES(g1, Fq)
 MSM_CHUNK_CARRIES(g2, Fq2)
-MSM_EMPTY_BUCKETS(g1, Fq)
-MSM_EMPTY_BUCKETS(g2, Fq2)
