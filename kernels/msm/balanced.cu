@@ -15,7 +15,12 @@
 //                        and notes the bucket in tails[t] when it runs on past the slice. A
 //                        slice that starts inside an earlier bucket writes that bucket's part
 //                        to carries[t]. Empty buckets get the identity from the thread whose
-//                        slice holds their offset (the last thread: those at the list's end).
+//                        slice holds their offset, but for those at the list's end.
+//   *_empty_buckets      one thread a bucket: the empty ones get the identity (again, for those
+//                        a slice wrote). The empty buckets at the list's end were once the last
+//                        slice's, one thread writing them all: a windowed layout wider than
+//                        c = 16 ends with most of its top window's buckets empty (~500 K at
+//                        c = 20, whose top digits reach 2^15 of 2^19).
 //                        Buckets of more than `big` entries are skipped and recorded for the
 //                        big-bucket path by their owner, as *_accumulate does.
 //   *_chunk_carries      one thread a slice: where tails[t] names a bucket, it adds the
@@ -54,8 +59,7 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   const Slices slices(offsets, counts, buckets, chunk_min);
   const u32 entries = slices.entries, chunk = slices.chunk;
-  // Slice 0 runs even with no entries: it gives every bucket the identity.
-  if (t != 0 && (u64)t * chunk >= entries) return;
+  if ((u64)t * chunk >= entries) return;
   const u32 s = t * chunk, e = min(s + chunk, entries);
   tails[t] = MSM_NO_TAIL;
   // Bucket k spans [start, end); the end of bucket k + 1 is loaded a bucket ahead, so that a
@@ -102,13 +106,13 @@ DEVICE void accumulate_chunks(const Affine<F>* __restrict__ bases, const u32* __
       acc.template add_affine_hot<FUSED>(p);
     }
   }
-  if (s < e) {
-    finish();
-    k++;
-  }
-  // The empty buckets at the list's end belong to the last slice (offsets[k] = entries).
-  if (e == entries) {
-    for (; k < buckets; k++) out[k] = Xyzz<F>::identity();
+  if (s < e) finish();
+}
+
+template <class F>
+DEVICE void empty_buckets(const u32* counts, u32 buckets, Xyzz<F>* out) {
+  for (u32 k = blockIdx.x * blockDim.x + threadIdx.x; k < buckets; k += gridDim.x * blockDim.x) {
+    if (counts[k] == 0) out[k] = Xyzz<F>::identity();
   }
 }
 
@@ -148,5 +152,12 @@ MSM_CHUNK_ACCUMULATE(g1_accumulate_chunks, Fq, MSM_ACC_MIN_BLOCKS_G1, false)
 MSM_CHUNK_ACCUMULATE(g1_accumulate_chunks_fused, Fq, MSM_ACC_MIN_BLOCKS_G1, true)
 MSM_CHUNK_ACCUMULATE(g2_accumulate_chunks, Fq2, MSM_ACC_MIN_BLOCKS_G2, false)
 MSM_CHUNK_ACCUMULATE(g2_accumulate_chunks_fused, Fq2, MSM_ACC_MIN_BLOCKS_G2, true)
+#define MSM_EMPTY_BUCKETS(P, F)                                                                                 \
+  extern "C" __global__ void P##_empty_buckets(const u32* counts, u32 buckets, Xyzz<F>* out) {                    \
+    empty_buckets<F>(counts, buckets, out);                                                                      \
+  }
+
 MSM_CHUNK_CARRIES(g1, Fq)
 MSM_CHUNK_CARRIES(g2, Fq2)
+MSM_EMPTY_BUCKETS(g1, Fq)
+MSM_EMPTY_BUCKETS(g2, Fq2)

@@ -182,6 +182,8 @@ pub enum Kernel {
     /// The sliced accumulation with Y₃'s products reduced together.
     AccumulateChunksFused(Curve),
     ChunkCarries(Curve),
+    /// The identity into each empty bucket, for the sliced accumulation.
+    EmptyBuckets(Curve),
     BigPieces(Curve),
     BigCombine(Curve),
     BucketReduce(Curve),
@@ -196,7 +198,7 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 45] = [
+    pub const ALL: [Kernel; 47] = [
         Kernel::NttTwiddles,
         Kernel::NttRadix4Pass,
         Kernel::NttRadix4Pass512,
@@ -218,6 +220,7 @@ impl Kernel {
         Kernel::AccumulateChunks(Curve::G1),
         Kernel::AccumulateChunksFused(Curve::G1),
         Kernel::ChunkCarries(Curve::G1),
+        Kernel::EmptyBuckets(Curve::G1),
         Kernel::BigPieces(Curve::G1),
         Kernel::BigCombine(Curve::G1),
         Kernel::BucketReduce(Curve::G1),
@@ -228,6 +231,7 @@ impl Kernel {
         Kernel::AccumulateChunks(Curve::G2),
         Kernel::AccumulateChunksFused(Curve::G2),
         Kernel::ChunkCarries(Curve::G2),
+        Kernel::EmptyBuckets(Curve::G2),
         Kernel::BigPieces(Curve::G2),
         Kernel::BigCombine(Curve::G2),
         Kernel::BucketReduce(Curve::G2),
@@ -273,6 +277,8 @@ impl Kernel {
             Kernel::AccumulateChunksFused(G2) => "g2_accumulate_chunks_fused",
             Kernel::ChunkCarries(G1) => "g1_chunk_carries",
             Kernel::ChunkCarries(G2) => "g2_chunk_carries",
+            Kernel::EmptyBuckets(G1) => "g1_empty_buckets",
+            Kernel::EmptyBuckets(G2) => "g2_empty_buckets",
             Kernel::BigPieces(G1) => "g1_big_pieces",
             Kernel::BigPieces(G2) => "g2_big_pieces",
             Kernel::BigCombine(G1) => "g1_big_combine",
@@ -318,6 +324,7 @@ impl Kernel {
             | Kernel::AccumulateChunks(_)
             | Kernel::AccumulateChunksFused(_)
             | Kernel::ChunkCarries(_)
+            | Kernel::EmptyBuckets(_)
             | Kernel::BigPieces(_)
             | Kernel::BigCombine(_)
             | Kernel::BucketReduce(_)
@@ -418,6 +425,7 @@ impl Kernel {
                 read("carries", c.xyzz()),
                 write("out", c.xyzz()),
             ],
+            Kernel::EmptyBuckets(c) => vec![read("counts", U32), u32("buckets"), write("out", c.xyzz())],
             Kernel::BigPieces(c) => vec![
                 read("bases", c.affine()),
                 read("sorted", U32),

@@ -220,8 +220,12 @@ impl<C: SWCurveConfig> Phases<'_, C> {
                     ],
                 )?,
                 MsmAccumulation::Chunks => {
-                    // The kernels read the list's length and cut at most `buckets` slices
-                    // (kernels/msm/balanced.cu); slice 0 runs even with no entries.
+                    // The empty buckets' identities first, one thread a bucket; then the
+                    // slices, whose kernels read the list's length and cut at most `buckets`
+                    // (kernels/msm/balanced.cu).
+                    let empty_grid = (buckets as u32).div_ceil(256).min(16 * 1024);
+                    let args = [counts, Arg::U32(buckets as u32), Arg::Ptr(sums)];
+                    self.launch(Kernel::EmptyBuckets(curve.kernels), empty_grid, 256, &args)?;
                     let slices = buckets + 1;
                     let carries = self.ws("MSM slice carries", slices * xw)?;
                     let tails = self.ws("MSM slice tails", slices)?;

@@ -203,7 +203,8 @@ static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, con
                                    BigBucket*, u32*),
                 void (*chunks)(const Affine<F>*, const u32*, const u32*, const u32*, u32, u32, u32, Xyzz<F>*,
                                Xyzz<F>*, u32*, BigBucket*, u32*),
-                void (*carries)(const u32*, const u32*, u32, u32, const u32*, const Xyzz<F>*, Xyzz<F>*)) {
+                void (*carries)(const u32*, const u32*, u32, u32, const u32*, const Xyzz<F>*, Xyzz<F>*),
+                void (*empties)(const u32*, u32, Xyzz<F>*)) {
   const unsigned n = read_u32(), buckets = read_u32(), entries = read_u32(), big = read_u32();
   const unsigned chunk_min = read_u32(), fused = read_u32();
   if (fused) chunks = fused_chunks<F>();
@@ -226,6 +227,11 @@ static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, con
                  big_list.data(), &big_count);
     }
   } else {
+    gridDim.x = buckets;
+    for (unsigned k = 0; k < buckets; k++) {
+      blockIdx.x = k;
+      empties(counts.data(), buckets, out.data());
+    }
     gridDim.x = buckets + 1;
     for (unsigned t = 0; t <= buckets; t++) {
       blockIdx.x = t;
@@ -250,8 +256,8 @@ static void run(void (*accumulate)(const Affine<F>*, const u32*, const u32*, con
 int main() {
   char curve[3];
   if (scanf("%2s", curve) != 1) return 2;
-  if (!strcmp(curve, "g1")) run(g1_accumulate, g1_accumulate_chunks, g1_chunk_carries);
-  else run(g2_accumulate, g2_accumulate_chunks, g2_chunk_carries);
+  if (!strcmp(curve, "g1")) run(g1_accumulate, g1_accumulate_chunks, g1_chunk_carries, g1_empty_buckets);
+  else run(g2_accumulate, g2_accumulate_chunks, g2_chunk_carries, g2_empty_buckets);
   return 0;
 }
 "#;
@@ -277,7 +283,8 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
 
     /// Buckets of random signed entries of every length 0 … 9, one above `BIG`, and two edge
     /// cases: a base added to itself (the addition doubles) and a base and its negation (the
-    /// sum is the identity); empty buckets first and last, and a run of them in between.
+    /// sum is the identity); empty buckets first and last, and runs of them in between, some
+    /// before buckets of one entry.
     fn buckets(n: usize, rng: &mut impl Rng) -> Vec<Vec<u32>> {
         let mut entry = || rng.gen_range(0..n as u32) | if rng.gen() { 1 << 31 } else { 0 };
         let mut buckets: Vec<Vec<u32>> = (0..10).map(|len| (0..len).map(|_| entry()).collect()).collect();
@@ -286,6 +293,9 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         buckets.push(vec![5, 5, 5]);
         buckets.push((0..BIG).map(|_| entry()).collect());
         buckets.push(vec![7, 7 | 1 << 31, 9]);
+        // A run of empty buckets ending at buckets of one entry: a slice's search past the run
+        // must land on the one holding its next entry.
+        buckets.extend([vec![], vec![], vec![3 | 1 << 31], vec![4], vec![], vec![6]]);
         buckets.push(vec![]);
         buckets
     }
@@ -293,8 +303,8 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
     const BIG: u32 = 12;
 
     /// How the accumulation is launched: a thread a bucket, or slices of at least `chunk_min`
-    /// entries (the 66 entries here make slices of 4 entries at chunk_min 1: many buckets cut,
-    /// some across three slices).
+    /// entries (the 81 entries in 24 buckets here make slices of 4 entries at chunk_min 1: many
+    /// buckets cut, some across three slices).
     #[derive(Clone, Copy, Debug)]
     enum Launch {
         Buckets,
