@@ -9,9 +9,10 @@ use g16_backend::msm_plan::MsmTuning;
 /// also below 2^[`DEFAULT_G2_TABLES_MAX`]). From 2^23 they saved 15–16 % of a G1 MSM and 5–7 %
 /// of a 2^24 proof on an H100, H's table first (docs/perf/cuda.md: shifted bases).
 pub const DEFAULT_TABLES: (u32, u32) = (18, 25);
-/// G2 vectors of 2^this points or more get no shifted bases: from 2^23 a G2 table is 21 GB or
-/// more (c = 20, twice a G1 table), and no G2 MSM there has been measured faster with one.
-pub const DEFAULT_G2_TABLES_MAX: u32 = 23;
+/// G2 vectors of 2^this points or more get no shifted bases: a 2^23 G2 vector's table (21 GB,
+/// c = 20, twice a G1 one) took its MSM from 181.6 to 151.4 ms on an H100 (6046c35); from 2^24
+/// a table is 42 GB and no G2 MSM there has been measured with one.
+pub const DEFAULT_G2_TABLES_MAX: u32 = 24;
 
 /// How to open a CUDA device: read once, at [`CudaBackend::open`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

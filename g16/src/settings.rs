@@ -334,7 +334,7 @@ mod tests {
         assert_eq!(defaults.cuda.msm, g16_cuda::CudaOptions::default().msm);
         assert_eq!(defaults.wgpu.msm, g16_wgpu::WgpuOptions::default().msm);
         assert_eq!((defaults.cuda.msm.tables, defaults.wgpu.msm.tables), (Some((18, 25)), Some((18, 23))));
-        assert_eq!(defaults.cuda.g2_tables_max, 23);
+        assert_eq!(defaults.cuda.g2_tables_max, 24);
     }
 
     /// One proof a process: the shifted bases off where they were left at their defaults, kept

@@ -75,8 +75,9 @@ fn g2_vectors_get_tables_below_their_own_bound() {
     let layout = |group, len, below| table_layout(&planner, group, len, below);
     assert_eq!(layout(G1, 1 << 23, below), Some(Layout::shared(20)));
     assert_eq!(layout(G1, (1 << 25) - 1, below), Some(Layout::shared(20)));
-    assert_eq!(layout(G2, (1 << 23) - 1, below), Some(Layout::shared(20)));
-    assert_eq!(layout(G2, 1 << 23, below), None);
+    assert_eq!(layout(G2, 1 << 23, below), Some(Layout::shared(20)));
+    assert_eq!(layout(G2, (1 << 24) - 1, below), Some(Layout::shared(20)));
+    assert_eq!(layout(G2, 1 << 24, below), None);
     assert_eq!(layout(G2, 1 << 24, 1 << 25), Some(Layout::shared(20)));
     assert_eq!(layout(G2, 1 << 25, 1 << 30), None, "the planner's range still bounds G2");
     assert_eq!(layout(G1, 1 << 10, below), None, "below the range: none");
