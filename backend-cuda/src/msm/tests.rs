@@ -64,7 +64,7 @@ fn shared_plans_cover_the_scalar_and_pick_wide_windows_for_long_vectors() {
     }
 }
 
-/// By default G1 vectors get shifted bases to 2^25 points and G2 vectors below 2^23;
+/// By default G1 vectors get shifted bases to 2^25 points and G2 vectors below 2^24;
 /// `g2_tables_max` moves G2's bound and nothing else.
 #[test]
 fn g2_vectors_get_tables_below_their_own_bound() {
