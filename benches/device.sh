@@ -98,7 +98,7 @@
 #                 settings (BENCH_ARGS: more of g16 bench's arguments, as "--keys-on-device
 #                 --mostly-bits" for proofs); then each variant's medians by op and size, its
 #                 phases beside them
-#       tests     the CUDA backend's GPU tests whose names hold FILTER (default: every one), at
+#       tests     the CUDA backend's GPU tests whose names hold a word of FILTER (default: all), at
 #                 CI's sizes (LARGE=1: the GPU machine's)
 # Each step runs under its own timeout, so one slow step cannot starve the rest.
 set -uo pipefail
@@ -224,7 +224,7 @@ tests() {
   export G16_REQUIRE_CUDA=1
   [ -n "${LARGE:-}" ] && export G16_CONFORMANCE=large
   test_kernels
-  # shellcheck disable=SC2086 # FILTER is one word or none
+  # shellcheck disable=SC2086 # FILTER: test names, a space between, each a substring
   step 300 tests-cuda "$D/cuda_backend" --test-threads=1 ${FILTER:-}
 }
 

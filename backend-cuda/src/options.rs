@@ -146,7 +146,7 @@ pub enum MsmAccumulation {
 
 /// In what order the counting sort's scatter (kernels/msm/sort.cu) writes the bucket entries.
 ///
-/// Measured on an H100 (7a6a25e, docs/perf/cuda.md: the sort's order): by window, the sort of a
+/// Measured on an H100 (ec4e7f1, docs/perf/cuda.md: the sort's order): by window, the sort of a
 /// windowed layout at c = 20 took 29.0 against 46.7 ms at 2^25 and 59.7 against 94.1 at 2^26;
 /// the shared layout at 2^24 (2^19 buckets) 15.0 against 12.2.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

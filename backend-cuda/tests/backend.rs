@@ -37,6 +37,21 @@ fn bit_heavy(n: usize, rng: &mut rand_chacha::ChaCha20Rng) -> Vec<Fr> {
     (0..n).map(|i| if i % 13 == 7 { Fr::rand(rng) } else { Fr::from(u64::rand(rng) & 1) }).collect()
 }
 
+/// 99 % of the scalars one value: one bucket a window holds almost every point (the big-bucket
+/// path).
+fn skewed(n: usize, rng: &mut rand_chacha::ChaCha20Rng) -> Vec<Fr> {
+    let shared = Fr::rand(rng);
+    (0..n).map(|i| if i % 100 == 0 { Fr::rand(rng) } else { shared }).collect()
+}
+
+/// The conformance suite's G1 and G2 MSMs and errors on `b`, at CI's or the GPU machine's sizes.
+fn msm_suite(b: &CudaBackend) {
+    let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
+    conformance::msm_g1_matches_arkworks(b, &sizes);
+    conformance::msm_g2_matches_arkworks(b, &sizes);
+    conformance::msm_ranges_and_errors(b);
+}
+
 #[test]
 fn ones_split_on_and_off_agree_with_arkworks() {
     let Some(b) = cuda() else { return };
@@ -109,9 +124,8 @@ fn skewed_scalars_take_the_big_bucket_path_and_agree() {
     let mut rng = test_rng("skewed_scalars_take_the_big_bucket_path_and_agree");
     let n = if large() { 1 << 22 } else { 1 << 15 };
     let bases = random_points::<G1Projective, _>(n, &mut rng);
-    let shared = Fr::rand(&mut rng);
     // 99 % share one value: one bucket per window holds almost every point.
-    let scalars: Vec<Fr> = (0..n).map(|i| if i % 100 == 0 { Fr::rand(&mut rng) } else { shared }).collect();
+    let scalars = skewed(n, &mut rng);
     let want = G1Projective::msm_unchecked(&bases, &scalars);
     let db = b.upload_g1_bases(&bases).unwrap();
     let ds = b.upload_scalars(&scalars).unwrap();
@@ -175,18 +189,15 @@ fn ntt_under_options_matches_arkworks(options: &CudaOptions, seed: &str) {
 fn msm_accumulated_a_bucket_a_thread_matches_arkworks() {
     let options = CudaOptions { msm_accumulation: MsmAccumulation::Buckets, ..options() };
     let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+    msm_suite(&b);
     let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
-    conformance::msm_g1_matches_arkworks(&b, &sizes);
-    conformance::msm_g2_matches_arkworks(&b, &sizes);
-    conformance::msm_ranges_and_errors(&b);
     conformance::subgroup_checks_match_the_host(&b, &sizes);
     let mut rng = test_rng("msm_accumulated_a_bucket_a_thread_matches_arkworks");
     let n = if large() { 1 << 22 } else { 1 << 15 };
     let bases = random_points::<G1Projective, _>(n, &mut rng);
     let db = b.upload_g1_bases(&bases).unwrap();
     let bits = bit_heavy(n, &mut rng);
-    let shared = Fr::rand(&mut rng);
-    let skewed: Vec<Fr> = (0..n).map(|i| if i % 100 == 0 { Fr::rand(&mut rng) } else { shared }).collect();
+    let skewed = skewed(n, &mut rng);
     for (what, scalars) in [("mostly bits", bits), ("skewed", skewed)] {
         let want = G1Projective::msm_unchecked(&bases, &scalars);
         let ds = b.upload_scalars(&scalars).unwrap();
@@ -208,17 +219,13 @@ fn msm_scattered_by_window_matches_arkworks() {
         // The suite's many small MSMs once; at c = 18 and 20 (6.8 M buckets an MSM at c = 20)
         // the three vectors below.
         if window.is_none() {
-            let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
-            conformance::msm_g1_matches_arkworks(&b, &sizes);
-            conformance::msm_g2_matches_arkworks(&b, &sizes);
-            conformance::msm_ranges_and_errors(&b);
+            msm_suite(&b);
         }
         let mut rng = test_rng("msm_scattered_by_window_matches_arkworks");
         let n = if large() { 1 << 22 } else { 1 << 15 };
         let bases = random_points::<G1Projective, _>(n, &mut rng);
         let db = b.upload_g1_bases(&bases).unwrap();
-        let shared = Fr::rand(&mut rng);
-        let skewed: Vec<Fr> = (0..n).map(|i| if i % 100 == 0 { Fr::rand(&mut rng) } else { shared }).collect();
+        let skewed = skewed(n, &mut rng);
         for (what, scalars) in
             [("random", random_scalars(n, &mut rng)), ("mostly bits", bit_heavy(n, &mut rng)), ("skewed", skewed)]
         {
@@ -275,10 +282,7 @@ fn msm_with_y_fused_on_both_curves_or_neither_matches_arkworks() {
     for fused in [FusedY::Both, FusedY::Off] {
         let options = CudaOptions { madd_fused_y: fused, ..options() };
         let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
-        let sizes = if large() { conformance::Sizes::large() } else { conformance::Sizes::ci() };
-        conformance::msm_g1_matches_arkworks(&b, &sizes);
-        conformance::msm_g2_matches_arkworks(&b, &sizes);
-        conformance::msm_ranges_and_errors(&b);
+        msm_suite(&b);
         let mut rng = test_rng("msm_with_y_fused_on_both_curves_or_neither_matches_arkworks");
         let n = if large() { 1 << 22 } else { 1 << 15 };
         let bases = random_points::<G1Projective, _>(n, &mut rng);
