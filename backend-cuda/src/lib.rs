@@ -44,5 +44,5 @@ pub use backend::{device_count, CudaBackend};
 pub use error::CudaError;
 pub use options::{
     CudaOptions, FusedY, MsmAccumulation, MsmScatter, NttBlock, NttTwiddles, TableBuild, DEFAULT_G2_TABLES_MAX,
-    DEFAULT_TABLES, MAX_MSM_ENTRIES, SCATTER_BY_WINDOW_ABOVE,
+    DEFAULT_TABLES, DEFAULT_TABLE_SHIFTS, MAX_MSM_ENTRIES, SCATTER_BY_WINDOW_ABOVE,
 };

@@ -69,7 +69,8 @@ struct MsmPlan {
     /// layout, the buckets' expected size and the sorted list are planned for.
     dense: usize,
     layout: Layout,
-    /// Shared layout: the table's points per window (entry = w·stride + i); 0 when windowed.
+    /// Over a table (shared or grouped): the table's points a shift (entry = j·stride + i for
+    /// shift j); 0 when windowed.
     stride: u32,
     /// Buckets with more points than this take the big-bucket path.
     big: u32,
@@ -153,13 +154,28 @@ fn planner(tuning: MsmTuning) -> Planner {
     Planner { windowed: WindowRule::FromLength { max: MAX_WINDOW }, table_per_bucket: PER_BUCKET, tuning }
 }
 
-/// The layout of shifted bases for a vector of `len` points of `group`, or None: where the
-/// planner's range gives it one and, for G2, below `g2_tables_below` points.
-fn table_layout(planner: &Planner, group: compile::Curve, len: usize, g2_tables_below: usize) -> Option<Layout> {
-    if group == compile::Curve::G2 && len >= g2_tables_below {
-        return None;
+/// Where a vector's table ends and what lies beyond: G2's own bound on the shared layout, and
+/// the grouped layout's shifts past it.
+#[derive(Clone, Copy, Debug)]
+struct TableBounds {
+    /// G2 vectors of this many points or more get no shared layout.
+    g2_below: usize,
+    /// Shifts of the grouped layout's tables past the shared range (below 2: none).
+    shifts: u32,
+}
+
+/// The layout of shifted bases for a vector of `len` points of `group`, or None: the shared
+/// layout where the planner's range gives it one (for G2, below `bounds.g2_below` points),
+/// grouped over `bounds.shifts` shifts past it.
+fn table_layout(planner: &Planner, group: compile::Curve, len: usize, bounds: TableBounds) -> Option<Layout> {
+    if group == compile::Curve::G2 && len >= bounds.g2_below {
+        // G2's shared range ends at its own bound, where its grouped one starts.
+        let top = bounds.g2_below.max(1).ilog2();
+        let tuning =
+            MsmTuning { tables: planner.tuning.tables.map(|(min, max)| (min, max.min(top))), ..planner.tuning };
+        return Planner { tuning, ..*planner }.grouped(len, bounds.shifts);
     }
-    planner.table(len)
+    planner.table(len).or_else(|| planner.grouped(len, bounds.shifts))
 }
 
 /// The MSM layer of one device: its planner, workspace and 0/1 split, kept between MSMs.
@@ -170,8 +186,9 @@ pub(crate) struct Msm {
     staging: Arc<Staging>,
     planner: Planner,
     table_build: TableBuild,
-    /// G2 vectors of this many points or more get no shifted bases (`CudaOptions::g2_tables_max`).
-    g2_tables_below: usize,
+    /// G2's bound on the shared layout and the grouped layout's shifts
+    /// (`CudaOptions::g2_tables_max`, `CudaOptions::table_shifts`).
+    table_bounds: TableBounds,
     /// The most bucket entries one pass of the phases sorts (`CudaOptions::max_msm_entries`).
     max_entries: u64,
     accumulation: MsmAccumulation,
@@ -195,7 +212,10 @@ impl Msm {
             staging,
             planner: planner(options.msm),
             table_build: options.table_build,
-            g2_tables_below: 1usize << options.g2_tables_max.min(40),
+            table_bounds: TableBounds {
+                g2_below: 1usize << options.g2_tables_max.min(40),
+                shifts: options.table_shifts,
+            },
             max_entries: options.max_msm_entries.clamp(1, crate::options::MAX_MSM_ENTRIES),
             accumulation: options.msm_accumulation,
             scatter: options.msm_scatter,
@@ -371,7 +391,7 @@ impl Msm {
         plan: subgroup::batched::Plan,
         parent: Option<SpanId>,
     ) -> Result<u64, CudaError> {
-        let layout = Layout { c: plan.bucket_bits + 1, windows: plan.passes, sets: plan.passes };
+        let layout = Layout { c: plan.bucket_bits + 1, windows: plan.passes, sets: plan.passes, shifts: 1 };
         let plan = MsmPlan::new((n, n), layout, 0);
         if plan.entries() as u64 >= 1 << 31 {
             return Err(CudaError::OutOfMemory {
@@ -409,13 +429,13 @@ fn cut(n: usize, max: u64, entries: impl Fn(usize) -> u64 + Copy) -> Vec<Range<u
     out
 }
 
-/// Σ_s 2^(c·s)·set_s + the ones' sum (Horner, top set first; one set in the shared layout),
-/// checked on the curve. `sums` holds the sets' sums, then the ones' sum.
+/// Σ_s 2^(c·k·s)·set_s + the ones' sum, k the windows a set (Horner, top set first; one set
+/// in the shared layout), checked on the curve. `sums` holds the sets' sums, then the ones' sum.
 fn combine<C: SWCurveConfig>(plan: &MsmPlan, sums: &[Projective<C>]) -> Result<Projective<C>, CudaError> {
     let (sets, ones) = sums.split_at(plan.layout.sets as usize);
     let mut acc = Projective::<C>::zero();
     for set in sets.iter().rev() {
-        for _ in 0..plan.layout.c {
+        for _ in 0..plan.layout.c * plan.layout.shifts {
             acc.double_in_place();
         }
         acc += set;

@@ -13,6 +13,9 @@ pub const DEFAULT_TABLES: (u32, u32) = (18, 25);
 /// c = 20, twice a G1 one) took its MSM from 181.6 to 151.4 ms on an H100 (6046c35); from 2^24
 /// a table is 42 GB and no G2 MSM there has been measured with one.
 pub const DEFAULT_G2_TABLES_MAX: u32 = 24;
+/// Shifts of the grouped layout's tables by default ([`CudaOptions::table_shifts`]): none
+/// until measured.
+pub const DEFAULT_TABLE_SHIFTS: u32 = 0;
 
 /// How to open a CUDA device: read once, at [`CudaBackend::open`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -29,6 +32,10 @@ pub struct CudaOptions {
     pub msm: MsmTuning,
     /// G2 vectors of 2^this points or more get no shifted bases, whatever `msm` says.
     pub g2_tables_max: u32,
+    /// Vectors past the shared layout's range (G1 from 2^25, G2 from 2^`g2_tables_max`) get a
+    /// table of this many shifts for the grouped layout (`msm_plan::Layout::grouped`), where
+    /// half the free memory holds it; 0 or 1: none.
+    pub table_shifts: u32,
     /// When the shifted bases of an uploaded vector are made.
     pub table_build: TableBuild,
     /// The most bucket entries one MSM sorts at once ([`MAX_MSM_ENTRIES`], what the entries'
@@ -187,6 +194,7 @@ impl Default for CudaOptions {
             ones_split: true,
             msm: MsmTuning { tables: Some(DEFAULT_TABLES), ..MsmTuning::default() },
             g2_tables_max: DEFAULT_G2_TABLES_MAX,
+            table_shifts: DEFAULT_TABLE_SHIFTS,
             table_build: TableBuild::Background,
             max_msm_entries: MAX_MSM_ENTRIES,
             ntt_twiddles: NttTwiddles::Table,

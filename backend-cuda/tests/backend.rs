@@ -2,7 +2,9 @@
 //! prints a loud SKIPPED; on a GPU machine run it with `G16_REQUIRE_CUDA=1` (a missing backend
 //! fails) and `G16_CONFORMANCE=large` (the GPU machine's sizes). CUDA-specific checks follow.
 
-use g16_cuda::{CudaBackend, CudaOptions, FusedY, MsmAccumulation, MsmScatter, NttBlock, NttTwiddles, TableBuild};
+use g16_cuda::{
+    CudaBackend, CudaOptions, FusedY, MsmAccumulation, MsmScatter, NttBlock, NttTwiddles, TableBuild, MAX_MSM_ENTRIES,
+};
 
 /// The defaults, with the compiled kernels cached beside the build: each test opens its own
 /// device, and only the first compiles.
@@ -333,6 +335,30 @@ fn msms_through_shifted_bases_agree_with_arkworks() {
     conformance::msm_g1_matches_arkworks(&b, &sizes());
     conformance::msm_g2_matches_arkworks(&b, &sizes());
     conformance::msm_ranges_and_errors(&b);
+}
+
+/// The MSM checks of the shared suite over grouped tables: every vector of 2^8 points and more
+/// gets a table of k shifts (the shared range emptied, so the grouped one starts at 2^8) at
+/// c = 9 (29 windows: sets of 2, 3 and 7 windows, the last set short in each), which the
+/// planner's count takes over the windowed layout for the suite's vectors of 1031 and 4096
+/// points; then the same cut into ranges of at most 2^12 entries (each range reading its part
+/// of every shift).
+#[test]
+fn msms_over_grouped_tables_agree_with_arkworks() {
+    let msm = MsmTuning { tables: Some((8, 8)), table_window: Some(9), ..MsmTuning::default() };
+    for (shifts, max_msm_entries) in [(2, MAX_MSM_ENTRIES), (3, MAX_MSM_ENTRIES), (7, MAX_MSM_ENTRIES), (3, 1 << 12)] {
+        let options =
+            CudaOptions { msm, table_shifts: shifts, table_build: TableBuild::Blocking, max_msm_entries, ..options() };
+        let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
+        let sizes = conformance::Sizes::ci();
+        conformance::msm_g1_matches_arkworks(&b, &sizes);
+        conformance::msm_g2_matches_arkworks(&b, &sizes);
+        conformance::msm_ranges_and_errors(&b);
+        let spans = b.drain_device_spans();
+        for name in ["msm_g1.shift_bases", "msm_g2.shift_bases"] {
+            assert!(spans.iter().any(|s| s.name == name), "{shifts} shifts: no {name} span: no table was made");
+        }
+    }
 }
 
 /// MSMs cut into ranges over consecutive bases (an entry bound of 2^12 in place of 2^31, so

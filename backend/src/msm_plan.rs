@@ -2,11 +2,15 @@
 //! the arithmetic every GPU backend shares, with each backend's measured costs as parameters.
 //!
 //! Pippenger with signed digits: a 255-bit scalar is cut into `windows(c)` digits of c bits in
-//! [−2^(c−1), 2^(c−1)], so a window needs 2^(c−1) buckets. Two layouts:
+//! [−2^(c−1), 2^(c−1)], so a window needs 2^(c−1) buckets. Three layouts:
 //! - **windowed**: one set of buckets a window, over the bases themselves;
 //! - **shared**: one set of buckets in all, over *shifted bases* made once per uploaded
 //!   vector (2^(c·w)·P for every window w): every window's digit lands in the same buckets,
-//!   so there is one set to fill, scan and reduce, at `windows` times the bases' memory.
+//!   so there is one set to fill, scan and reduce, at `windows` times the bases' memory;
+//! - **grouped**: between the two, for vectors whose full table would not fit: a table of
+//!   k shifts (2^(c·j)·P for j < k), and window w = k·s + j adds 2^(c·j)·P to set s, whose sum
+//!   weighs 2^(c·k·s). ⌈W/k⌉ sets at k times the bases' memory: wide windows keep the entries
+//!   a bucket that narrow ones have, and the reduction stays small.
 //!
 //! Work is counted in mixed additions: one per (point, window), and a backend-specific weight
 //! per bucket for merging and reducing it ([`Layout::cost`]). The weights are measured, not
@@ -36,21 +40,43 @@ pub struct Layout {
     /// Window width in bits.
     pub c: u32,
     pub windows: u32,
-    /// Bucket sets: `windows` (windowed) or 1 (shared).
+    /// Bucket sets: `windows` (windowed), 1 (shared) or ⌈windows/shifts⌉ (grouped).
     pub sets: u32,
+    /// Windows a set, and multiples of each base in the table the entries index: 1
+    /// (windowed: the bases themselves), `windows` (shared) or k (grouped).
+    pub shifts: u32,
 }
 
 impl Layout {
     pub const fn windowed(c: u32) -> Layout {
-        Layout { c, windows: windows(c), sets: windows(c) }
+        Layout { c, windows: windows(c), sets: windows(c), shifts: 1 }
     }
 
     pub const fn shared(c: u32) -> Layout {
-        Layout { c, windows: windows(c), sets: 1 }
+        Layout { c, windows: windows(c), sets: 1, shifts: windows(c) }
+    }
+
+    /// Sets of k windows over a table of k shifts (k at least 1, at most the windows: then
+    /// shared).
+    pub const fn grouped(c: u32, k: u32) -> Layout {
+        let w = windows(c);
+        let k = if k == 0 {
+            1
+        } else if k > w {
+            w
+        } else {
+            k
+        };
+        Layout { c, windows: w, sets: w.div_ceil(k), shifts: k }
     }
 
     pub fn is_shared(&self) -> bool {
         self.sets == 1 && self.windows > 1
+    }
+
+    /// Whether the entries index a table of shifted bases (shared or grouped).
+    pub fn has_table(&self) -> bool {
+        self.shifts > 1
     }
 
     /// Buckets a set: 2^(c−1).
@@ -143,6 +169,27 @@ impl Planner {
         };
         (layout.entries(len) < 1 << 31).then_some(layout)
     }
+
+    /// The grouped layout over a table of `shifts` multiples for a vector of `len` points
+    /// beyond the shared layout's range (`len` ≥ 2^max of the tuning's range), or `None`:
+    /// inside or below the range, with tables off, with fewer than 2 shifts, or where its
+    /// entries or the table's indices reach 2^31. Its width: the tuning's table width, or the
+    /// least cost.
+    pub fn grouped(&self, len: usize, shifts: u32) -> Option<Layout> {
+        let (_, max) = self.tuning.tables?;
+        if shifts < 2 || len < 1usize << max.min(40) {
+            return None;
+        }
+        let layout = match self.tuning.table_window {
+            Some(c) => Layout::grouped(c.clamp(*TABLE_WIDTHS.start(), *TABLE_WIDTHS.end()), shifts),
+            None => TABLE_WIDTHS
+                .map(|c| Layout::grouped(c, shifts))
+                .min_by_key(|l| (l.cost(len, self.table_per_bucket), l.c))
+                .unwrap_or_else(|| Layout::grouped(16, shifts)),
+        };
+        let fits = layout.entries(len) < 1 << 31 && (len as u64) * u64::from(layout.shifts) < 1 << 31;
+        (fits && layout.has_table()).then_some(layout)
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +215,34 @@ mod tests {
         assert_eq!(w.buckets(), 16 << 15);
         assert_eq!(s.cost(100, 13), 1600 + 13 * (1 << 15));
         assert!(s.is_shared() && !w.is_shared());
+        assert_eq!((w.shifts, s.shifts), (1, 16));
+        // Grouped: 13 windows at c = 20 in sets of 4 (the last of one window), 3 in sets of 5.
+        let g = Layout::grouped(20, 4);
+        assert_eq!((g.windows, g.sets, g.shifts, g.buckets()), (13, 4, 4, 4 << 19));
+        assert!(g.has_table() && !g.is_shared() && !w.has_table());
+        assert_eq!(Layout::grouped(20, 5).sets, 3);
+        assert_eq!(Layout::grouped(20, 13), Layout::shared(20), "k = W: shared");
+        assert_eq!(Layout::grouped(20, 40), Layout::shared(20), "k beyond W: shared");
+        assert_eq!(Layout::grouped(16, 1), Layout::windowed(16), "k = 1: windowed");
+    }
+
+    #[test]
+    fn grouped_tables_start_where_the_shared_range_ends() {
+        let p =
+            Planner { windowed: WindowRule::FromLength { max: 16 }, table_per_bucket: 3, tuning: MsmTuning::default() };
+        let top = 1usize << DEFAULT_TABLES.1;
+        assert_eq!(p.grouped(top - 1, 4), None, "inside the shared range");
+        assert_eq!(p.grouped(top, 4), Some(Layout::grouped(20, 4)));
+        assert_eq!(p.grouped(1 << 27, 4), Some(Layout::grouped(20, 4)), "13·2^27 entries < 2^31");
+        assert_eq!(p.grouped(1 << 27, 1), None, "one shift: no table");
+        assert_eq!(p.grouped(1 << 28, 4), None, "13·2^28 entries reach 2^31");
+        assert_eq!(p.grouped(1 << 26, 40), Some(Layout::shared(20)), "as many shifts as windows: shared");
+        let tuned = Planner { tuning: MsmTuning { table_window: Some(18), ..MsmTuning::default() }, ..p };
+        assert_eq!(tuned.grouped(top, 3), Some(Layout::grouped(18, 3)));
+        let narrow = Planner { tuning: MsmTuning { table_window: Some(16), ..MsmTuning::default() }, ..p };
+        assert_eq!(narrow.grouped(1 << 27, 16), None, "16·2^27 entries and table indices reach 2^31");
+        let off = Planner { tuning: MsmTuning { tables: None, ..MsmTuning::default() }, ..p };
+        assert_eq!(off.grouped(top, 4), None, "tables off");
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub const KNOWN: &[&str] = &[
     "G16_CUDA_MSM_PRECOMPUTE",
     "G16_CUDA_MSM_PRECOMPUTE_MAX",
     "G16_CUDA_MSM_PRECOMPUTE_MAX_G2",
+    "G16_CUDA_MSM_TABLE_SHIFTS",
     "G16_CUDA_MSM_TABLE_BUILD",
     "G16_CUDA_NTT_TWIDDLES",
     "G16_CUDA_NTT_BLOCK",
@@ -198,6 +199,11 @@ impl Settings {
                     g16_cuda::DEFAULT_TABLES,
                 )?,
                 g2_tables_max: vars.log2("G16_CUDA_MSM_PRECOMPUTE_MAX_G2")?.unwrap_or(g16_cuda::DEFAULT_G2_TABLES_MAX),
+                table_shifts: vars
+                    .parse("G16_CUDA_MSM_TABLE_SHIFTS", "a count of shifts, 0 to 20", |v| {
+                        v.parse().ok().filter(|&k: &u32| k <= 20)
+                    })?
+                    .unwrap_or(g16_cuda::DEFAULT_TABLE_SHIFTS),
                 table_build: vars
                     .parse("G16_CUDA_MSM_TABLE_BUILD", "background, blocking or off", |v| {
                         match v.to_ascii_lowercase().as_str() {
@@ -335,6 +341,7 @@ mod tests {
         assert_eq!(defaults.wgpu.msm, g16_wgpu::WgpuOptions::default().msm);
         assert_eq!((defaults.cuda.msm.tables, defaults.wgpu.msm.tables), (Some((18, 25)), Some((18, 23))));
         assert_eq!(defaults.cuda.g2_tables_max, 24);
+        assert_eq!(defaults.cuda.table_shifts, g16_cuda::CudaOptions::default().table_shifts);
     }
 
     /// One proof a process: the shifted bases off where they were left at their defaults, kept
@@ -389,6 +396,7 @@ mod tests {
             ("G16_CUDA_MSM_WINDOW", "13"),
             ("G16_CUDA_MSM_PRECOMPUTE", "0"),
             ("G16_CUDA_MSM_PRECOMPUTE_MAX_G2", "25"),
+            ("G16_CUDA_MSM_TABLE_SHIFTS", "4"),
             ("G16_CUDA_MSM_TABLE_BUILD", "Blocking"),
             ("G16_CUDA_NTT_TWIDDLES", "split"),
             ("G16_CUDA_NTT_BLOCK", "1024"),
@@ -407,6 +415,7 @@ mod tests {
         assert_eq!(s.cuda.msm, MsmTuning { window: Some(13), table_window: None, tables: None });
         assert_eq!(s.cuda.table_build, g16_cuda::TableBuild::Blocking);
         assert_eq!(s.cuda.g2_tables_max, 25);
+        assert_eq!(s.cuda.table_shifts, 4);
         assert_eq!(s.cuda.ntt_twiddles, g16_cuda::NttTwiddles::Split);
         assert_eq!(s.cuda.ntt_block, g16_cuda::NttBlock::Elems1024);
         assert_eq!(s.cuda.msm_accumulation, g16_cuda::MsmAccumulation::Buckets);
@@ -451,6 +460,7 @@ mod tests {
             ("G16_CUDA_NTT_BLOCK", "256"),
             ("G16_CUDA_MSM_ACCUMULATION", "warps"),
             ("G16_CUDA_MSM_SCATTER", "bucket"),
+            ("G16_CUDA_MSM_TABLE_SHIFTS", "21"),
             ("G16_CUDA_MADD_FUSED_Y", "please"),
             ("G16_WGPU_MSM_TABLE_WINDOW", "7"),
             ("G16_WGPU_MSM_PRECOMPUTE", "41"),

@@ -14,8 +14,10 @@
 //           with a nonzero digit writes its entry index (sign in bit 31) into its bucket's slot;
 //           or msm_scatter_by_window, the same entries written one window after another.
 //
-// Entry indices are point indices in the windowed layout (one bucket set a window) and
-// w·len + i in the shared layout over shifted bases (`msm/table.cu`: one set for all windows).
+// Window w belongs to set w / shifts and reads shift w mod shifts of the points: entry indices
+// are point indices in the windowed layout (shifts = 1: one bucket set a window, stride 0), and
+// j·stride + i over a table of shifted bases (`msm/table.cu`: shifts = W, one set for all
+// windows, in the shared layout; k, sets of k windows, in the grouped one).
 
 // Bits [off, off + c) of a 256-bit little-endian scalar (c ≤ 24); selects by unrolled compare
 // so the limbs stay in registers.
@@ -53,25 +55,29 @@ DEVICE u32 signed_digit(const Fr& s, u32 w, u32 c, u32& carry, u32& neg) {
   return v;
 }
 
-// Runs emit(bucket_key, entry, negative) for window w's digit of point i, of magnitude mag
-// (nothing where it is 0): windowed layout (stride 0): key w·B + mag − 1, entry i; shared
-// layout (stride = the table's points per window): key mag − 1, entry w·stride + i.
+// Runs emit(bucket_key, entry, negative) for a digit of point i of magnitude mag (nothing where
+// it is 0) in window `set`·shifts + `shift`: key set·B + mag − 1, entry shift·stride + i
+// (windowed: set = w, shift 0; shared: set 0, shift w).
 template <class Emit>
-DEVICE void emit_digit(u32 mag, u32 neg, u32 w, u32 i, u32 c, u32 stride, Emit emit) {
+DEVICE void emit_digit(u32 mag, u32 neg, u32 set, u32 shift, u32 i, u32 c, u32 stride, Emit emit) {
   if (mag == 0) return;
-  if (stride) emit(mag - 1, w * stride + i, neg);
-  else emit(w * (1u << (c - 1)) + mag - 1, i, neg);
+  emit(set * (1u << (c - 1)) + mag - 1, shift * stride + i, neg);
 }
 
 // Runs emit(bucket_key, entry, negative) for each nonzero signed digit of the plain scalar s
-// of point i, window by window (see `emit_digit`).
+// of point i, window by window (see `emit_digit`); the set and shift are counted along, not
+// divided out.
 template <class Emit>
-DEVICE void for_each_digit(const Fr& s, u32 i, u32 c, u32 windows, u32 stride, Emit emit) {
-  u32 carry = 0;
+DEVICE void for_each_digit(const Fr& s, u32 i, u32 c, u32 windows, u32 stride, u32 shifts, Emit emit) {
+  u32 carry = 0, set = 0, shift = 0;
   for (u32 w = 0; w < windows; w++) {
     u32 neg;
     const u32 mag = signed_digit(s, w, c, carry, neg);
-    emit_digit(mag, neg, w, i, c, stride, emit);
+    emit_digit(mag, neg, set, shift, i, c, stride, emit);
+    if (++shift == shifts) {
+      shift = 0;
+      set++;
+    }
   }
 }
 
@@ -91,23 +97,23 @@ extern "C" __global__ void msm_dense_count(const Fr* __restrict__ scalars, u32 n
 }
 
 extern "C" __global__ void msm_count(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows, u32 stride,
-                                     u32* counts, u32* ones, u32* ones_count, u32 split) {
+                                     u32 shifts, u32* counts, u32* ones, u32* ones_count, u32 split) {
   for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const Fr s = scalars[i].from_montgomery();
     if (split && is_plain_one(s)) {
       ones[atomicAdd(ones_count, 1u)] = i;
       continue;
     }
-    for_each_digit(s, i, c, windows, stride, [&](u32 key, u32, u32) { atomicAdd(&counts[key], 1u); });
+    for_each_digit(s, i, c, windows, stride, shifts, [&](u32 key, u32, u32) { atomicAdd(&counts[key], 1u); });
   }
 }
 
 extern "C" __global__ void msm_scatter(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows, u32 stride,
-                                       u32* cursor, u32* sorted, u32 split) {
+                                       u32 shifts, u32* cursor, u32* sorted, u32 split) {
   for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const Fr s = scalars[i].from_montgomery();
     if (split && is_plain_one(s)) continue;
-    for_each_digit(s, i, c, windows, stride, [&](u32 key, u32 entry, u32 neg) {
+    for_each_digit(s, i, c, windows, stride, shifts, [&](u32 key, u32 entry, u32 neg) {
       const u32 pos = atomicAdd(&cursor[key], 1u);
       sorted[pos] = entry | (neg << 31);
     });
@@ -122,8 +128,8 @@ extern "C" __global__ void msm_scatter(const Fr* __restrict__ scalars, u32 n, u3
 // each 4-byte write becomes a partial write of a sector that has left it. The price: each
 // window reads the scalars again and walks the carries up to itself.
 extern "C" __global__ void msm_scatter_by_window(const Fr* __restrict__ scalars, u32 n, u32 c, u32 windows,
-                                                 u32 stride, u32* cursor, u32* sorted, u32 split,
-                                                 u32 per_window) {
+                                                 u32 stride, u32 shifts, u32* cursor, u32* sorted,
+                                                 u32 split, u32 per_window) {
   const u32 w = blockIdx.x / per_window, b = blockIdx.x % per_window;
   if (w >= windows) return;
   for (u32 i = b * blockDim.x + threadIdx.x; i < n; i += per_window * blockDim.x) {
@@ -131,7 +137,7 @@ extern "C" __global__ void msm_scatter_by_window(const Fr* __restrict__ scalars,
     if (split && is_plain_one(s)) continue;
     u32 carry = 0, neg = 0, mag = 0;
     for (u32 u = 0; u <= w; u++) mag = signed_digit(s, u, c, carry, neg);
-    emit_digit(mag, neg, w, i, c, stride, [&](u32 key, u32 entry, u32 sign) {
+    emit_digit(mag, neg, w / shifts, w % shifts, i, c, stride, [&](u32 key, u32 entry, u32 sign) {
       const u32 pos = atomicAdd(&cursor[key], 1u);
       sorted[pos] = entry | (sign << 31);
     });

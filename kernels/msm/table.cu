@@ -2,7 +2,8 @@
 // table[w·len + i] = 2^(c·w)·P_i for every window w, affine. Digit d of window w then adds
 // ±table[w·len + i] to bucket |d| of ONE set: B buckets in all instead of W·B, so c can be wider
 // (fewer windows, fewer additions) while the bucket reduction stays small, at W times the
-// bases' memory (docs/perf/cuda.md: shifted bases).
+// bases' memory (docs/perf/cuda.md: shifted bases). The grouped layout's table is the same with
+// k < W shifts: table[j·len + i] = 2^(c·j)·P_i for j < k, window k·s + j adding shift j to set s.
 
 // A point in Jacobian coordinates (X, Y, Z) for (X/Z², Y/Z³): doubling costs 2M + 5S here
 // against XYZZ's 6M + 3S, and the table's chain is doublings only.
@@ -28,13 +29,13 @@ struct Jacobian {
   }
 };
 
-// The shifted bases of the shared layout, for the points [first, first + count):
-// table[w·len + i] = 2^(c·w)·P_i (affine; window 0 is P_i itself). Thread t doubles its point
+// The shifted bases for the points [first, first + count): table[w·len + i] = 2^(c·w)·P_i for
+// w < shifts (affine; shift 0 is P_i itself; shifts = W for the shared layout, k grouped). Thread t doubles its point
 // c times per window in Jacobian coordinates, keeping each multiple and the running product of
 // their Z in `scratch`, then inverts the product once and walks back (Montgomery's batch
 // inversion): x = X/Z², y = Y/Z³. The identity stays the identity (x = y = 0) in every window.
 template <class F>
-DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32 windows, u32 first, u32 count,
+DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32 shifts, u32 first, u32 count,
                         Jacobian<F>* multiples, F* products, Affine<F>* table) {
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= count) return;
@@ -42,7 +43,7 @@ DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32
   const Affine<F> p = bases[i];
   table[i] = p;
   if (p.is_identity()) {
-    for (u32 w = 1; w < windows; w++) table[(size_t)w * len + i] = p;
+    for (u32 w = 1; w < shifts; w++) table[(size_t)w * len + i] = p;
     return;
   }
   Jacobian<F> acc;
@@ -50,14 +51,14 @@ DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32
   acc.y = p.y;
   acc.z = F::one();
   F product = F::one();
-  for (u32 w = 1; w < windows; w++) {
+  for (u32 w = 1; w < shifts; w++) {
     for (u32 k = 0; k < c; k++) acc.dbl();
     multiples[(size_t)(w - 1) * count + t] = acc;
     product = product * acc.z;
     products[(size_t)(w - 1) * count + t] = product;
   }
   F inv = product.inverse();  // 1 / Π Z_w
-  for (u32 w = windows - 1; w >= 1; w--) {
+  for (u32 w = shifts - 1; w >= 1; w--) {
     const Jacobian<F> m = multiples[(size_t)(w - 1) * count + t];
     const F z_inv = w > 1 ? inv * products[(size_t)(w - 2) * count + t] : inv;
     inv = inv * m.z;
@@ -71,9 +72,9 @@ DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32
 
 #define MSM_TABLE_KERNELS(P, F)                                                                 \
   extern "C" __global__ void __launch_bounds__(128)                                             \
-      P##_shift_bases(const Affine<F>* bases, u32 len, u32 c, u32 windows, u32 first, u32 count, \
+      P##_shift_bases(const Affine<F>* bases, u32 len, u32 c, u32 shifts, u32 first, u32 count,  \
                       Jacobian<F>* multiples, F* products, Affine<F>* table) {                  \
-    shift_bases<F>(bases, len, c, windows, first, count, multiples, products, table);           \
+    shift_bases<F>(bases, len, c, shifts, first, count, multiples, products, table);            \
   }
 
 MSM_TABLE_KERNELS(g1, Fq)

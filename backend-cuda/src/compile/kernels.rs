@@ -65,7 +65,7 @@ const fn u32(name: &'static str) -> Param {
 /// The parameters of the kernels that compute the scalars' digits (kernels/msm/sort.cu): the
 /// scalars and the layout, then `rest`.
 fn digit_params(rest: &[Param]) -> Vec<Param> {
-    let layout = [read("scalars", Elem::Fr), u32("n"), u32("c"), u32("windows"), u32("stride")];
+    let layout = [read("scalars", Elem::Fr), u32("n"), u32("c"), u32("windows"), u32("stride"), u32("shifts")];
     layout.iter().chain(rest).copied().collect()
 }
 
@@ -447,7 +447,7 @@ impl Kernel {
                 read("bases", c.affine()),
                 u32("len"),
                 u32("c"),
-                u32("windows"),
+                u32("shifts"),
                 u32("first"),
                 u32("count"),
                 write("multiples", c.jacobian()),

@@ -22,7 +22,7 @@ pub(super) struct Phases<'a, C: SWCurveConfig> {
     pub span: &'static str,
     pub curve: &'a Curve<C>,
     pub plan: MsmPlan,
-    /// The points the entries index: the bases (windowed) or their table (shared).
+    /// The points the entries index: the bases (windowed) or their table (shared, grouped).
     pub points: u64,
     /// The bases themselves, for the ones of the 0/1 split.
     pub bases: u64,
@@ -93,6 +93,7 @@ impl<C: SWCurveConfig> Phases<'_, C> {
             Arg::U32(plan.layout.c),
             Arg::U32(plan.layout.windows),
             Arg::U32(plan.stride),
+            Arg::U32(plan.layout.shifts),
         ];
         layout.iter().chain(rest).copied().collect()
     }

@@ -53,7 +53,7 @@ impl Msm {
         if self.table_build == TableBuild::Off {
             return Ok(None);
         }
-        let Some(layout) = super::table_layout(&self.planner, curve.kernels, len, self.g2_tables_below) else {
+        let Some(layout) = super::table_layout(&self.planner, curve.kernels, len, self.table_bounds) else {
             return Ok(None);
         };
         let Some(buffers) = self.table_buffers(curve, len, layout)? else { return Ok(None) };
@@ -82,9 +82,9 @@ impl Msm {
         layout: Layout,
     ) -> Result<Option<Buffers>, CudaError> {
         let dev = &*self.dev;
-        let shifted = layout.windows as usize - 1;
+        let shifted = layout.shifts as usize - 1;
         let chunk = len.min(SHIFT_CHUNK);
-        let table_words = layout.windows as usize * len * curve.affine_words;
+        let table_words = layout.shifts as usize * len * curve.affine_words;
         let multiple_words = shifted * chunk * MULTIPLE_FIELDS * curve.field_words;
         let product_words = shifted * chunk * curve.field_words;
         let bytes = ((table_words + multiple_words + product_words) * 4) as u64;
@@ -132,7 +132,7 @@ impl Msm {
                         Arg::Ptr(bases),
                         Arg::U32(len as u32),
                         Arg::U32(layout.c),
-                        Arg::U32(layout.windows),
+                        Arg::U32(layout.shifts),
                         Arg::U32(first as u32),
                         Arg::U32(count),
                         Arg::Ptr(multiples_p),

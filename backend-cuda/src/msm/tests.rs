@@ -72,7 +72,7 @@ fn g2_vectors_get_tables_below_their_own_bound() {
     let options = crate::options::CudaOptions::default();
     let planner = planner(options.msm);
     let below = 1usize << options.g2_tables_max;
-    let layout = |group, len, below| table_layout(&planner, group, len, below);
+    let layout = |group, len, below| table_layout(&planner, group, len, TableBounds { g2_below: below, shifts: 0 });
     assert_eq!(layout(G1, 1 << 23, below), Some(Layout::shared(20)));
     assert_eq!(layout(G1, (1 << 25) - 1, below), Some(Layout::shared(20)));
     assert_eq!(layout(G2, 1 << 23, below), Some(Layout::shared(20)));
@@ -110,8 +110,9 @@ fn sparse_scalars_are_planned_for_those_that_reach_the_buckets() {
 }
 
 /// The host's half of the reduction: from each set's sum and the ones' sum, `combine` must give
-/// Σ_s 2^(c·s)·Σ_b (b+1)·bucket_{s,b} plus the ones, for random buckets (the set sums computed
-/// here as the kernels do: running sums over segments, each plus jL times its plain sum).
+/// Σ_s 2^(c·k·s)·Σ_b (b+1)·bucket_{s,b} plus the ones, k the windows a set (1 windowed, 2 and 3
+/// grouped), for random buckets (the set sums computed here as the kernels do: running sums over
+/// segments, each plus jL times its plain sum).
 #[test]
 fn combine_recovers_the_weighted_bucket_sums() {
     use ark_ec::PrimeGroup;
@@ -122,26 +123,59 @@ fn combine_recovers_the_weighted_bucket_sums() {
     let half = 1usize << (c - 1);
     let len = half / segments;
     let point = |rng: &mut rand_chacha::ChaCha20Rng| G1Projective::generator() * Fr::rand(rng);
-    let buckets: Vec<Vec<G1Projective>> = (0..sets).map(|_| (0..half).map(|_| point(&mut rng)).collect()).collect();
-    let ones = point(&mut rng);
     let mul = |p: G1Projective, k: usize| p * Fr::from(k as u64);
-    let mut want = G1Projective::zero();
-    for s in (0..sets).rev() {
-        want = mul(want, 1 << c);
-        want += (0..half).map(|b| mul(buckets[s][b], b + 1)).sum::<G1Projective>();
+    for shifts in [1u32, 2, 3] {
+        let buckets: Vec<Vec<G1Projective>> = (0..sets).map(|_| (0..half).map(|_| point(&mut rng)).collect()).collect();
+        let ones = point(&mut rng);
+        let mut want = G1Projective::zero();
+        for s in (0..sets).rev() {
+            want = mul(want, 1 << (c * shifts));
+            want += (0..half).map(|b| mul(buckets[s][b], b + 1)).sum::<G1Projective>();
+        }
+        want += ones;
+        let layout = Layout { c, windows: sets as u32 * shifts, sets: sets as u32, shifts };
+        let plan = MsmPlan { n: 1, dense: 1, layout, stride: 0, big: 256, segments: segments as u32 };
+        let mut sums = Vec::new();
+        for bucket in &buckets {
+            let seg = |j: usize| &bucket[j * len..(j + 1) * len];
+            let t_j = |j: usize| seg(j).iter().enumerate().map(|(i, b)| mul(*b, i + 1)).sum::<G1Projective>();
+            let r_j = |j: usize| seg(j).iter().sum::<G1Projective>();
+            sums.push((0..segments).map(|j| t_j(j) + mul(r_j(j), j * len)).sum::<G1Projective>());
+        }
+        sums.push(ones);
+        assert_eq!(combine(&plan, &sums).unwrap(), want, "{shifts} windows a set");
     }
-    want += ones;
-    let layout = Layout { c, windows: sets as u32, sets: sets as u32 };
-    let plan = MsmPlan { n: 1, dense: 1, layout, stride: 0, big: 256, segments: segments as u32 };
-    let mut sums = Vec::new();
-    for bucket in &buckets {
-        let seg = |j: usize| &bucket[j * len..(j + 1) * len];
-        let t_j = |j: usize| seg(j).iter().enumerate().map(|(i, b)| mul(*b, i + 1)).sum::<G1Projective>();
-        let r_j = |j: usize| seg(j).iter().sum::<G1Projective>();
-        sums.push((0..segments).map(|j| t_j(j) + mul(r_j(j), j * len)).sum::<G1Projective>());
+}
+
+/// Past the shared layout's range, vectors get the grouped layout where `table_shifts` asks
+/// for it: G1 from 2^25, G2 from its own bound; none with 0 or 1 shifts.
+#[test]
+fn grouped_tables_follow_the_shared_range() {
+    use crate::compile::Curve::{G1, G2};
+    let options = crate::options::CudaOptions::default();
+    let planner = planner(options.msm);
+    let below = 1usize << options.g2_tables_max;
+    let bounds = |shifts| TableBounds { g2_below: below, shifts };
+    let layout = |group, len, shifts| table_layout(&planner, group, len, bounds(shifts));
+    assert_eq!(layout(G1, (1 << 25) - 1, 4), Some(Layout::shared(20)), "inside the range: shared");
+    assert_eq!(layout(G1, 1 << 25, 4), Some(Layout::grouped(20, 4)));
+    assert_eq!(layout(G1, 1 << 27, 3), Some(Layout::grouped(20, 3)), "a 32 GiB PoRep partition's H");
+    assert_eq!(layout(G2, below - 1, 4), Some(Layout::shared(20)));
+    assert_eq!(layout(G2, below, 4), Some(Layout::grouped(20, 4)), "G2 past its own bound");
+    assert_eq!(layout(G2, 1 << 25, 2), Some(Layout::grouped(20, 2)));
+    for shifts in [0, 1] {
+        assert_eq!(layout(G1, 1 << 25, shifts), None, "{shifts} shifts: none");
+        assert_eq!(layout(G2, below, shifts), None, "{shifts} shifts: none");
     }
-    sums.push(ones);
-    assert_eq!(combine(&plan, &sums).unwrap(), want);
+    assert_eq!(layout(G1, 1 << 10, 4), None, "below the range: none");
+    // A plan over a grouped table: its sets, stride and entries.
+    let grouped = Layout::grouped(20, 4);
+    let p = MsmPlan::least_work(&planner, (1 << 25, 1 << 25), Some((grouped, 1 << 25)));
+    assert_eq!((p.layout, p.stride, p.buckets()), (grouped, 1 << 25, 4 << 19), "{p:?}");
+    check(&p);
+    // Mostly 0/1 scalars still take a narrow windowed layout over the bases.
+    let sparse = MsmPlan::least_work(&planner, (1 << 25, 1 << 18), Some((grouped, 1 << 25)));
+    assert_eq!((sparse.stride, sparse.layout.shifts), (0, 1), "{sparse:?}");
 }
 
 /// The cut of a long MSM: consecutive ranges covering every scalar once, each within the bound;
@@ -426,20 +460,20 @@ mod host_sort {
     use rand::Rng;
 
     const MAIN: &str = r#"
-// Input: n c windows stride split per_window grid, then n scalars (Montgomery words). Output:
+// Input: n c windows stride shifts split per_window grid, then n scalars (Montgomery words). Output:
 // the ones' count and list; the buckets' counts; the entries by msm_scatter; the entries by
 // msm_scatter_by_window (each as its bucket's slots in order).
 int main() {
   const unsigned n = read_u32(), c = read_u32(), windows = read_u32(), stride = read_u32();
-  const unsigned split = read_u32(), per_window = read_u32(), grid = read_u32();
+  const unsigned shifts = read_u32(), split = read_u32(), per_window = read_u32(), grid = read_u32();
   std::vector<Fr> scalars = read_items<Fr>(n);
-  const unsigned half = 1u << (c - 1), buckets = stride ? half : windows * half;
+  const unsigned half = 1u << (c - 1), buckets = (windows + shifts - 1) / shifts * half;
   std::vector<u32> counts(buckets, 0), ones(n + 1, 0), ones_count(1, 0);
   blockDim.x = 1; threadIdx.x = 0;
   gridDim.x = grid;
   for (unsigned b = 0; b < grid; b++) {
     blockIdx.x = b;
-    msm_count(scalars.data(), n, c, windows, stride, counts.data(), ones.data(), ones_count.data(), split);
+    msm_count(scalars.data(), n, c, windows, stride, shifts, counts.data(), ones.data(), ones_count.data(), split);
   }
   std::vector<u32> offsets(buckets, 0);
   u32 entries = 0;
@@ -448,14 +482,14 @@ int main() {
   std::vector<u32> cursor = offsets;
   for (unsigned b = 0; b < grid; b++) {
     blockIdx.x = b;
-    msm_scatter(scalars.data(), n, c, windows, stride, cursor.data(), by_scalar.data(), split);
+    msm_scatter(scalars.data(), n, c, windows, stride, shifts, cursor.data(), by_scalar.data(), split);
   }
   cursor = offsets;
   gridDim.x = per_window * windows;
   for (unsigned b = 0; b < gridDim.x; b++) {
     blockIdx.x = b;
-    msm_scatter_by_window(scalars.data(), n, c, windows, stride, cursor.data(), by_window.data(), split,
-                          per_window);
+    msm_scatter_by_window(scalars.data(), n, c, windows, stride, shifts, cursor.data(), by_window.data(),
+                          split, per_window);
   }
   printf("%u", ones_count[0]);
   for (unsigned j = 0; j < ones_count[0]; j++) printf(" %u", ones[j]);
@@ -483,11 +517,13 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         cxx::build_in_temp("the host-emulated MSM sort", "host-msm-sort", &source)
     }
 
-    /// One layout: window width, shared (stride: the table's points per window) or windowed (0).
+    /// One layout: window width; windowed (stride 0, one shift), shared (stride: the table's
+    /// points a shift; every window a shift) or grouped (fewer shifts than windows).
     #[derive(Clone, Copy, Debug)]
     struct Case {
         c: u32,
         stride: u32,
+        shifts: u32,
         split: bool,
         per_window: u32,
         grid: u32,
@@ -509,8 +545,15 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         let n = scalars.len();
         let w = windows(case.c);
         let half = 1u32 << (case.c - 1);
-        let mut input =
-            format!("{n} {} {w} {} {} {} {}\n", case.c, case.stride, u32::from(case.split), case.per_window, case.grid);
+        let shifts = case.shifts.clamp(1, w);
+        let mut input = format!(
+            "{n} {} {w} {} {shifts} {} {} {}\n",
+            case.c,
+            case.stride,
+            u32::from(case.split),
+            case.per_window,
+            case.grid
+        );
         let words = to_words(scalars, FR_WORDS, fr_to_words);
         input.push_str(&words.iter().map(|x| format!("{x:x}")).collect::<Vec<_>>().join(" "));
         input.push('\n');
@@ -528,7 +571,7 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         want_ones.sort_unstable();
         assert_eq!((ones[0] as usize, got_ones), (want_ones.len(), want_ones), "{case:?}: the ones");
 
-        let buckets = if case.stride != 0 { half } else { w * half } as usize;
+        let buckets = (w.div_ceil(shifts) * half) as usize;
         assert_eq!(counts.len(), buckets, "{case:?}: a count a bucket");
         let entries: usize = counts.iter().map(|&x| x as usize).sum();
         assert_eq!((by_scalar.len(), by_window.len()), (entries, entries), "{case:?}: every slot written once");
@@ -545,10 +588,12 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
             assert_eq!(a, b, "{case:?}: bucket {key} holds different entries by window");
             for e in a {
                 let (point, negative) = (e & 0x7fff_ffff, e >> 31 == 1);
-                let (window, i, mag) = match case.stride {
-                    0 => (key as u32 / half, point, key as u32 % half + 1),
-                    stride => (point / stride, point % stride, key as u32 + 1),
+                let (shift, i) = match case.stride {
+                    0 => (0, point),
+                    stride => (point / stride, point % stride),
                 };
+                assert!(shift < shifts, "{case:?}: entry {e:#x} reads shift {shift} of {shifts}");
+                let (window, mag) = ((key as u32 / half) * shifts + shift, key as u32 % half + 1);
                 assert!((i as usize) < n && window < w, "{case:?}: entry {e:#x} of bucket {key} out of range");
                 assert!(seen.insert((i, window)), "{case:?}: scalar {i} has two digits in window {window}");
                 let part = &mut parts[i as usize];
@@ -588,11 +633,15 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         let Some((dir, exe)) = build() else { return };
         let mut rng = test_rng("both_scatters_sort_every_digit_into_its_bucket");
         let cases = [
-            Case { c: 4, stride: 0, split: true, per_window: 2, grid: 3 },
-            Case { c: 7, stride: 0, split: false, per_window: 1, grid: 1 },
-            Case { c: 9, stride: 0, split: true, per_window: 5, grid: 4 },
-            Case { c: 8, stride: 61, split: true, per_window: 3, grid: 2 },
-            Case { c: 11, stride: 64, split: false, per_window: 2, grid: 5 },
+            Case { c: 4, stride: 0, shifts: 1, split: true, per_window: 2, grid: 3 },
+            Case { c: 7, stride: 0, shifts: 1, split: false, per_window: 1, grid: 1 },
+            Case { c: 9, stride: 0, shifts: 1, split: true, per_window: 5, grid: 4 },
+            // Shared: every window a shift of the table.
+            Case { c: 8, stride: 61, shifts: 32, split: true, per_window: 3, grid: 2 },
+            Case { c: 11, stride: 64, shifts: 24, split: false, per_window: 2, grid: 5 },
+            // Grouped: 24 windows in sets of 5 (the last of 4); 22 in sets of 3 (the last of 1).
+            Case { c: 11, stride: 64, shifts: 5, split: true, per_window: 2, grid: 3 },
+            Case { c: 12, stride: 59, shifts: 3, split: false, per_window: 1, grid: 2 },
         ];
         for case in cases {
             let s = scalars(case.c, &mut rng);
