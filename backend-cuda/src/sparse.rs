@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaSlice;
 use g16_backend::sparse::packed::{PackedLayout, PackedMatrix};
-use g16_backend::timeline::SpanId;
 use g16_backend::{BackendResult, SparseMatrix};
+use g16_backend::timeline::SpanId;
 
 use crate::buffers::FrBuffer;
 use crate::compile::{Arg, Kernel, Kernels};
