@@ -2,9 +2,11 @@
 //! headers document the phases).
 //!
 //! The window and layout come from `g16_backend`'s [`Planner`]: the windowed layout's width from
-//! the scalars' count (at most 16 bits), and for base vectors of 2^18 to 2^25 points (G2: to
-//! 2^23) shifted bases (`kernels/msm/table.cu`, queued at upload on the background stream:
-//! table.rs), whose shared layout an MSM takes where it counts less work once they are made.
+//! the scalars' count (at most 16 bits), and for base vectors of 2^18 to 2^25 points (G2: below
+//! 2^24) shifted bases (`kernels/msm/table.cu`, queued at upload on the background stream:
+//! table.rs), whose shared layout an MSM takes where it counts less work once they are made;
+//! past that range, where `CudaOptions::table_shifts` asks, a table of a few shifts for the
+//! grouped layout (sets of k windows).
 //! An MSM runs four phases on the compute stream, each a device span under the MSM's own:
 //! digits, sort, accumulate, reduce; the host waits only for the sets' sums, which it combines.
 
