@@ -33,8 +33,8 @@ pub struct CudaOptions {
     /// G2 vectors of 2^this points or more get no shifted bases, whatever `msm` says.
     pub g2_tables_max: u32,
     /// Vectors past the shared layout's range (G1 from 2^25, G2 from 2^`g2_tables_max`) get a
-    /// table of this many shifts for the grouped layout (`msm_plan::Layout::grouped`), where
-    /// half the free memory holds it; 0 or 1: none.
+    /// table of at most this many shifts for the grouped layout (`msm_plan::Layout::grouped`:
+    /// the fewest that make as many sets), where half the free memory holds it; 0 or 1: none.
     pub table_shifts: u32,
     /// When the shifted bases of an uploaded vector are made.
     pub table_build: TableBuild,

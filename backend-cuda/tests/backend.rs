@@ -339,7 +339,7 @@ fn msms_through_shifted_bases_agree_with_arkworks() {
 
 /// The MSM checks of the shared suite over grouped tables: every vector of 2^8 points and more
 /// gets a table of k shifts (the shared range emptied, so the grouped one starts at 2^8) at
-/// c = 9 (29 windows: sets of 2, 3 and 7 windows, the last set short in each), which the
+/// c = 9 (29 windows: sets of 2, 3 and, for 7 asked, 6 windows, the last set short in each), which the
 /// planner's count takes over the windowed layout for the suite's vectors of 1031 and 4096
 /// points; then the same cut into ranges of at most 2^12 entries (each range reading its part
 /// of every shift).

@@ -56,8 +56,9 @@ impl Layout {
         Layout { c, windows: windows(c), sets: 1, shifts: windows(c) }
     }
 
-    /// Sets of k windows over a table of k shifts (k at least 1, at most the windows: then
-    /// shared).
+    /// Sets of at most k windows over a table of as many shifts (k at least 1, at most the
+    /// windows: then shared): the ⌈W/k⌉ sets take ⌈W/sets⌉ windows each, the fewest shifts
+    /// that make that many sets (13 windows and k = 6: 3 sets of 5, not of 6, 6 and 1).
     pub const fn grouped(c: u32, k: u32) -> Layout {
         let w = windows(c);
         let k = if k == 0 {
@@ -67,7 +68,8 @@ impl Layout {
         } else {
             k
         };
-        Layout { c, windows: w, sets: w.div_ceil(k), shifts: k }
+        let sets = w.div_ceil(k);
+        Layout { c, windows: w, sets, shifts: w.div_ceil(sets) }
     }
 
     pub fn is_shared(&self) -> bool {
@@ -221,6 +223,16 @@ mod tests {
         assert_eq!((g.windows, g.sets, g.shifts, g.buckets()), (13, 4, 4, 4 << 19));
         assert!(g.has_table() && !g.is_shared() && !w.has_table());
         assert_eq!(Layout::grouped(20, 5).sets, 3);
+        // The fewest shifts for the sets: k = 6 gives 3 sets, which 5 shifts make; 12 gives 2: 7.
+        assert_eq!(Layout::grouped(20, 6), Layout::grouped(20, 5));
+        assert_eq!((Layout::grouped(20, 12).sets, Layout::grouped(20, 12).shifts), (2, 7));
+        for c in 4..=20 {
+            for k in 1..=windows(c) {
+                let l = Layout::grouped(c, k);
+                assert!(l.shifts <= k && l.sets * l.shifts >= l.windows, "c = {c}, k = {k}: {l:?}");
+                assert!((l.sets - 1) * l.shifts < l.windows, "c = {c}, k = {k}: no empty set: {l:?}");
+            }
+        }
         assert_eq!(Layout::grouped(20, 13), Layout::shared(20), "k = W: shared");
         assert_eq!(Layout::grouped(20, 40), Layout::shared(20), "k beyond W: shared");
         assert_eq!(Layout::grouped(16, 1), Layout::windowed(16), "k = 1: windowed");
