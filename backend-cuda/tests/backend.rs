@@ -341,12 +341,13 @@ fn msms_through_shifted_bases_agree_with_arkworks() {
 /// gets a table of k shifts (the shared range emptied, so the grouped one starts at 2^8) at
 /// c = 9 (29 windows: sets of 2, 3 and, for 7 asked, 6 windows, the last set short in each), which the
 /// planner's count takes over the windowed layout for the suite's vectors of 1031 and 4096
-/// points; then the same cut into ranges of at most 2^12 entries (each range reading its part
-/// of every shift).
+/// points; then the same cut into ranges of at most 2^16 entries (the 4096 points in four
+/// ranges, each reading its part of every shift: `msm::tests::
+/// ranges_cut_at_the_gpu_tests_bound_still_read_the_table`).
 #[test]
 fn msms_over_grouped_tables_agree_with_arkworks() {
     let msm = MsmTuning { tables: Some((8, 8)), table_window: Some(9), ..MsmTuning::default() };
-    for (shifts, max_msm_entries) in [(2, MAX_MSM_ENTRIES), (3, MAX_MSM_ENTRIES), (7, MAX_MSM_ENTRIES), (3, 1 << 12)] {
+    for (shifts, max_msm_entries) in [(2, MAX_MSM_ENTRIES), (3, MAX_MSM_ENTRIES), (7, MAX_MSM_ENTRIES), (3, 1 << 16)] {
         let options =
             CudaOptions { msm, table_shifts: shifts, table_build: TableBuild::Blocking, max_msm_entries, ..options() };
         let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
@@ -361,17 +362,19 @@ fn msms_over_grouped_tables_agree_with_arkworks() {
     }
 }
 
-/// MSMs cut into ranges over consecutive bases (an entry bound of 2^12 in place of 2^31, so
+/// MSMs cut into ranges over consecutive bases (an entry bound of 2^12 or 2^16 in place of 2^31, so
 /// that the CI sizes' MSMs are cut as 2^27 points are): the shared suite's sums, edge cases and
 /// sub-ranges, in the windowed layout and over shifted bases (each range reading its part of
-/// every window of the table).
+/// every window of the table). With tables the bound is 2^16: at 2^12 the ranges shrink to 64
+/// points, which take the windowed layout (`msm::tests::
+/// ranges_cut_at_the_gpu_tests_bound_still_read_the_table`).
 #[test]
 fn msms_cut_into_ranges_agree_with_arkworks() {
-    for (msm, table_build) in [
-        (MsmTuning::default(), TableBuild::Off),
-        (MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() }, TableBuild::Blocking),
+    for (msm, table_build, max_msm_entries) in [
+        (MsmTuning::default(), TableBuild::Off, 1 << 12),
+        (MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() }, TableBuild::Blocking, 1 << 16),
     ] {
-        let options = CudaOptions { msm, table_build, max_msm_entries: 1 << 12, ..options() };
+        let options = CudaOptions { msm, table_build, max_msm_entries, ..options() };
         let Some(b) = open_or_skip("cuda", "G16_REQUIRE_CUDA", CudaBackend::open(&options)) else { return };
         // CI's sizes whatever G16_CONFORMANCE says: their larger MSMs are already cut into
         // many ranges, while the large sizes' 2^24 points would be tens of thousands of ranges

@@ -650,3 +650,28 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The GPU tests of MSMs cut into ranges over tables (`backend-cuda/tests/backend.rs`) bound the
+/// entries at 2^16: every range of the suite's 4096-point vector then still takes its table
+/// (shared at the planner's width, grouped at c = 9 over 3 shifts), where at 2^12 its ranges
+/// shrink to 64 points and take the windowed layout.
+#[test]
+fn ranges_cut_at_the_gpu_tests_bound_still_read_the_table() {
+    let n = 1usize << 12;
+    let shared = planner(MsmTuning { tables: Some((8, 23)), ..MsmTuning::default() });
+    let grouped_planner = planner(MsmTuning { tables: Some((8, 8)), table_window: Some(9), ..MsmTuning::default() });
+    let grouped = grouped_planner.grouped(n, 3).expect("a grouped table");
+    for (planner, layout) in [(shared, shared.table(n).expect("a shared table")), (grouped_planner, grouped)] {
+        let entries = |len: usize| planner.windowed(len).entries(len).max(layout.entries(len));
+        let plans = |max: u64| -> Vec<MsmPlan> {
+            cut(n, max, entries)
+                .into_iter()
+                .map(|r| MsmPlan::least_work(&planner, (r.len(), r.len()), Some((layout, n as u32))))
+                .collect()
+        };
+        let at_16 = plans(1 << 16);
+        assert!(at_16.len() > 1, "{layout:?}: cut at 2^16");
+        assert!(at_16.iter().all(|p| p.layout == layout && p.stride == n as u32), "{layout:?}: {at_16:?}");
+        assert!(plans(1 << 12).iter().all(|p| p.stride == 0), "{layout:?}: at 2^12 every range is windowed");
+    }
+}
