@@ -59,16 +59,9 @@ impl Layout {
     /// Sets of at most k windows over a table of as many shifts (k at least 1, at most the
     /// windows: then shared): the ⌈W/k⌉ sets take ⌈W/sets⌉ windows each, the fewest shifts
     /// that make that many sets (13 windows and k = 6: 3 sets of 5, not of 6, 6 and 1).
-    pub const fn grouped(c: u32, k: u32) -> Layout {
+    pub fn grouped(c: u32, k: u32) -> Layout {
         let w = windows(c);
-        let k = if k == 0 {
-            1
-        } else if k > w {
-            w
-        } else {
-            k
-        };
-        let sets = w.div_ceil(k);
+        let sets = w.div_ceil(k.clamp(1, w));
         Layout { c, windows: w, sets, shifts: w.div_ceil(sets) }
     }
 
@@ -103,8 +96,8 @@ impl Layout {
 }
 
 /// The layout of least cost among `widths` (ties go to the narrower window).
-fn cheapest(n: usize, widths: RangeInclusive<u32>, per_bucket: u64, make: fn(u32) -> Layout) -> Layout {
-    widths.map(make).min_by_key(|l| (l.cost(n, per_bucket), l.c)).unwrap_or_else(|| make(16))
+fn cheapest(n: usize, widths: RangeInclusive<u32>, per_bucket: u64, make: impl Fn(u32) -> Layout) -> Layout {
+    widths.map(&make).min_by_key(|l| (l.cost(n, per_bucket), l.c)).unwrap_or_else(|| make(16))
 }
 
 /// How a backend picks the windowed layout's width.
@@ -184,10 +177,7 @@ impl Planner {
         }
         let layout = match self.tuning.table_window {
             Some(c) => Layout::grouped(c.clamp(*TABLE_WIDTHS.start(), *TABLE_WIDTHS.end()), shifts),
-            None => TABLE_WIDTHS
-                .map(|c| Layout::grouped(c, shifts))
-                .min_by_key(|l| (l.cost(len, self.table_per_bucket), l.c))
-                .unwrap_or_else(|| Layout::grouped(16, shifts)),
+            None => cheapest(len, TABLE_WIDTHS, self.table_per_bucket, |c| Layout::grouped(c, shifts)),
         };
         let fits = layout.entries(len) < 1 << 31 && (len as u64) * u64::from(layout.shifts) < 1 << 31;
         (fits && layout.has_table()).then_some(layout)

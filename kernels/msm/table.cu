@@ -30,10 +30,11 @@ struct Jacobian {
 };
 
 // The shifted bases for the points [first, first + count): table[w·len + i] = 2^(c·w)·P_i for
-// w < shifts (affine; shift 0 is P_i itself; shifts = W for the shared layout, k grouped). Thread t doubles its point
-// c times per window in Jacobian coordinates, keeping each multiple and the running product of
-// their Z in `scratch`, then inverts the product once and walks back (Montgomery's batch
-// inversion): x = X/Z², y = Y/Z³. The identity stays the identity (x = y = 0) in every window.
+// w < shifts (affine; shift 0 is P_i itself; shifts = W for the shared layout, k grouped).
+// Thread t doubles its point c times a shift in Jacobian coordinates, keeping each multiple and
+// the running product of their Z in `scratch`, then inverts the product once and walks back
+// (Montgomery's batch inversion): x = X/Z², y = Y/Z³. The identity stays the identity (x = y =
+// 0) in every shift.
 template <class F>
 DEVICE void shift_bases(const Affine<F>* __restrict__ bases, u32 len, u32 c, u32 shifts, u32 first, u32 count,
                         Jacobian<F>* multiples, F* products, Affine<F>* table) {
