@@ -49,7 +49,7 @@ struct Gpu {
 impl Gpu {
     fn open(options: &WgpuOptions) -> Result<Gpu, WgpuError> {
         let dev = Arc::new(WgpuDevice::open(options)?);
-        let mem = Arc::new(Memory::new(dev.clone()));
+        let mem = Arc::new(Memory::new(dev.clone(), options.upload_slot_bytes));
         let pipelines = Arc::new(Pipelines::new(dev.clone(), options.pipeline_cache.as_deref()));
         let timing = Arc::new(Timing::new(dev.clone(), format!("wgpu:{}", options.ordinal))?);
         let ntt = Ntt::new(mem.clone(), pipelines.clone(), timing.clone(), options.ntt_max_pass_stages);

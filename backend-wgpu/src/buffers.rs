@@ -14,11 +14,17 @@
 //! threads sharing a device never share a temporary. Taking one of size `bytes` picks the
 //! smallest free buffer of the same purpose that holds it; when none does, the free ones of
 //! that purpose are dropped (they are too small for this caller) and a new one is made.
+//!
+//! **Upload slots.** Large uploads pass through two mappable buffers kept for the device's
+//! life ([`UploadSlot`]; staging.rs fills them and copies out of them). wgpu's `write_buffer`
+//! makes a new host-visible buffer for every call, and allocating and filling that buffer cost
+//! ~68 ms of a 128 MiB upload on lavapipe (docs/perf/wgpu.md, "Uploads").
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::ops::Deref;
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use g16_backend::limbs;
@@ -224,11 +230,43 @@ pub struct Memory {
     dev: Arc<WgpuDevice>,
     pool: Pool,
     placeholders: Mutex<HashMap<Elem, Arc<Chunked>>>,
+    /// Bytes of each upload slot (`WgpuOptions::upload_slot_bytes`).
+    slot_bytes: u64,
+    /// Made at the first large upload.
+    upload_slots: Mutex<Vec<UploadSlot>>,
 }
 
+/// Bytes of an upload slot unless `WgpuOptions::upload_slot_bytes` says otherwise: 16 MiB, as
+/// the CUDA backend's pinned slots.
+pub const UPLOAD_SLOT_BYTES: u64 = 16 << 20;
+
 impl Memory {
-    pub(crate) fn new(dev: Arc<WgpuDevice>) -> Memory {
-        Memory { dev, pool: Mutex::default(), placeholders: Mutex::default() }
+    pub(crate) fn new(dev: Arc<WgpuDevice>, slot_bytes: Option<u64>) -> Memory {
+        // A whole number of words, and at least one of the largest element (a G2 point).
+        let slot_bytes = slot_bytes.unwrap_or(UPLOAD_SLOT_BYTES).max(Elem::G2Xyzz.bytes()) / 4 * 4;
+        Memory {
+            dev,
+            pool: Mutex::default(),
+            placeholders: Mutex::default(),
+            slot_bytes,
+            upload_slots: Mutex::default(),
+        }
+    }
+
+    /// Bytes of each upload slot.
+    pub(crate) fn slot_bytes(&self) -> u64 {
+        self.slot_bytes
+    }
+
+    /// The two upload slots, held by one upload at a time (the guard): made at the first call.
+    pub(crate) fn upload_slots(&self) -> Result<MutexGuard<'_, Vec<UploadSlot>>, WgpuError> {
+        let mut slots = lock(&self.upload_slots);
+        while slots.len() < 2 {
+            let usage = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
+            let buffer = self.create("upload slot", self.slot_bytes, usage)?;
+            slots.push(UploadSlot { buffer, state: SlotState::Unmapped });
+        }
+        Ok(slots)
     }
 
     pub(crate) fn device(&self) -> &WgpuDevice {
@@ -339,6 +377,80 @@ impl Memory {
             None => (bytes, make()?),
         };
         Ok(Scratch { pool: &self.pool, what, size, buffer: Some(buffer) })
+    }
+}
+
+/// Where an upload slot's mapping stands.
+enum SlotState {
+    /// Mapped: the host may write it.
+    Mapped,
+    /// Its mapping was asked for, to complete once submission `after` (the copy out of it, if
+    /// any) is done.
+    Mapping { done: Receiver<Result<(), wgpu::BufferAsyncError>>, after: Option<wgpu::SubmissionIndex> },
+    /// Neither (new, or after a failed mapping).
+    Unmapped,
+}
+
+/// A mappable buffer that uploads are written into and copied out of, mapped again as soon as
+/// its copy is submitted so that it is ready when the host comes back to it.
+pub(crate) struct UploadSlot {
+    buffer: wgpu::Buffer,
+    state: SlotState,
+}
+
+impl UploadSlot {
+    /// Its first `bytes` for the host to write, once its last copy is done and it is mapped.
+    pub(crate) fn view(&mut self, dev: &WgpuDevice, bytes: u64) -> Result<wgpu::BufferViewMut, WgpuError> {
+        if matches!(self.state, SlotState::Unmapped) {
+            self.map(None);
+        }
+        if let SlotState::Mapping { done, after } = &self.state {
+            if let Some(index) = after {
+                dev.wait_for(index.clone(), "an upload slot's copy")?;
+            }
+            let result = match done.try_recv() {
+                Err(TryRecvError::Empty) => {
+                    // The copy is done but the callback has not run: callbacks run in a poll.
+                    dev.wait()?;
+                    done.try_recv().map_err(|_| WgpuError::Device("an upload slot was never mapped".into()))?
+                }
+                other => other.map_err(|_| WgpuError::Device("an upload slot was never mapped".into()))?,
+            };
+            self.state = match result {
+                Ok(()) => SlotState::Mapped,
+                Err(e) => {
+                    self.state = SlotState::Unmapped;
+                    return Err(WgpuError::Device(format!("mapping an upload slot: {e}")));
+                }
+            };
+        }
+        self.buffer
+            .get_mapped_range_mut(0..bytes)
+            .map_err(|e| WgpuError::Device(format!("an upload slot's range: {e}")))
+    }
+
+    /// Unmaps it (the host's view dropped), submits the copies `encode` records out of it, and
+    /// asks for the mapping back, to complete when they are done. The submission's index.
+    pub(crate) fn copy_out(
+        &mut self,
+        dev: &WgpuDevice,
+        encode: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
+    ) -> wgpu::SubmissionIndex {
+        self.buffer.unmap();
+        self.state = SlotState::Unmapped;
+        let mut encoder = dev.wgpu().create_command_encoder(&Default::default());
+        encode(&mut encoder, &self.buffer);
+        let index = dev.queue().submit([encoder.finish()]);
+        self.map(Some(index.clone()));
+        index
+    }
+
+    fn map(&mut self, after: Option<wgpu::SubmissionIndex>) {
+        let (tx, done) = channel();
+        self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.state = SlotState::Mapping { done, after };
     }
 }
 

@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 use ark_ff::{FftField, Field};
 use rayon::prelude::*;
 
-use g16_backend::limbs::{fr_to_words, to_words, FR_WORDS};
+use g16_backend::limbs::{fr_to_words, FR_WORDS};
 use g16_backend::ntt_plan::balanced_passes;
-use g16_backend::{check_ntt_len, check_same_len, NttKind};
 use g16_backend::Fr;
+use g16_backend::{check_ntt_len, check_same_len, NttKind};
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Memory};
 use crate::compile::{Module, NttTile, Pipelines, Res};
@@ -256,7 +256,7 @@ impl Ntt {
         }
         let (layout, host) = direction_table(log, inverse, roots_log);
         let table = self.mem.chunked("NTT table", Elem::Fr, host.len())?;
-        staging::write(self.mem.device(), &table, &to_words(&host, FR_WORDS, fr_to_words))?;
+        staging::write_items(&self.mem, &table, host.len(), |i, out| fr_to_words(&host[i], out))?;
         let table = Arc::new(DirectionTable { table, layout });
         lock(&self.tables).insert((log, inverse), table.clone());
         Ok(table)

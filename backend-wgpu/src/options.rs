@@ -15,6 +15,9 @@ pub struct WgpuOptions {
     pub force_u32: bool,
     /// Lower the per-binding size limit below the adapter's (tests of split bindings).
     pub max_binding_bytes: Option<u64>,
+    /// Bytes of each of the two slots large uploads pass through (tests of uploads across
+    /// slots and bindings); `None`: `UPLOAD_SLOT_BYTES` (16 MiB).
+    pub upload_slot_bytes: Option<u64>,
     /// Lower the workgroup storage the kernels plan with below the device's (tests of the
     /// NTT's smaller tiles, such as WebGPU's default 16 KiB).
     pub max_workgroup_bytes: Option<u32>,

@@ -1,25 +1,110 @@
-//! Moving data between the host and the device: writes into split arrays, read-backs through
-//! a mappable buffer, and the scalar and point conversions (g16_backend's limb layouts, so a
-//! transfer reinterprets limbs and never computes).
+//! Moving data between the host and the device: writes into split arrays through the upload
+//! slots, read-backs through a mappable buffer, and the scalar and point conversions
+//! (g16_backend's limb layouts, so a transfer reinterprets limbs and never computes).
 
 use ark_ec::short_weierstrass::Affine;
 use rayon::prelude::*;
 
-use g16_backend::limbs::{fr_from_words, fr_to_words, to_words, FR_WORDS};
+use g16_backend::limbs::{fr_from_words, fr_to_words, FR_WORDS};
 use g16_backend::Fr;
 
 use crate::buffers::{Chunked, Elem, FrBuffer, Group, Memory};
 use crate::device::WgpuDevice;
 use crate::error::WgpuError;
 
-/// Writes `words` (whole elements) into `dst` from element 0, and returns once the copy to
-/// the device is done.
+/// Below this many bytes an upload goes through `write_buffer` (wgpu's own staging: a new
+/// host-visible buffer a call, cheap at this size) rather than the upload slots.
+const SMALL_UPLOAD_BYTES: u64 = 256 << 10;
+
+/// Bytes one rayon task converts at a time: into its own words, then into the slot in one
+/// copy (mapped memory may be write-combined: written in long runs, never read). 192 KiB, a
+/// whole number of every element (4, 32, 96, 192 and 384 bytes).
+const CONVERT_BYTES: usize = 192 << 10;
+
+/// Writes `len` elements into `dst` from element 0, `convert(i, out)` giving element i's words,
+/// and returns once the copy to the device is done.
 ///
-/// Why wait: `write_buffer` only stages the data; the transfer runs with the next submission,
-/// so without the flush an upload's transfer time lands in whatever operation comes next and
-/// is counted as its time (docs/perf/wgpu.md, "Smaller choices"). The CUDA backend's uploads also
-/// return once copied, so an operation's time is its own on both.
-pub(crate) fn write(dev: &WgpuDevice, dst: &Chunked, words: &[u32]) -> Result<(), WgpuError> {
+/// Large uploads go through the two upload slots (buffers.rs) in turn: the elements of one
+/// slot are converted straight into it (on rayon's pool) while the other slot's copy runs, so
+/// an upload allocates nothing and touches each byte once on the host, as the CUDA backend's
+/// pinned slots do. Each slot's elements are copied into the buffers of `dst` they fall in.
+///
+/// Why wait: an operation's time is its own on both backends (the CUDA backend's uploads also
+/// return once copied): without the wait an upload's transfer lands in whatever operation
+/// comes next and is counted as its time (docs/perf/wgpu.md, "Smaller choices").
+pub(crate) fn write_items(
+    mem: &Memory,
+    dst: &Chunked,
+    len: usize,
+    convert: impl Fn(usize, &mut [u32]) + Sync,
+) -> Result<(), WgpuError> {
+    let dev = mem.device();
+    let per = dst.elem.words();
+    if ((len * per * 4) as u64) < SMALL_UPLOAD_BYTES {
+        let mut words = vec![0u32; len * per];
+        words.chunks_exact_mut(per).enumerate().for_each(|(i, out)| convert(i, out));
+        return write_small(dev, dst, &words);
+    }
+    let slot_items = (mem.slot_bytes() as usize / (per * 4)).max(1);
+    let chunk_items = 1usize << dst.log;
+    let mut slots = mem.upload_slots()?;
+    let mut last = None;
+    for (k, start) in (0..len).step_by(slot_items).enumerate() {
+        let items = slot_items.min(len - start);
+        let slot = &mut slots[k % 2];
+        {
+            let mut view = slot.view(dev, (items * per * 4) as u64)?;
+            convert_into(view.slice(..), start..start + items, per, &convert);
+        }
+        // The slot's elements, cut at the ends of `dst`'s buffers.
+        last = Some(slot.copy_out(dev, |encoder, src| {
+            let mut at = start;
+            while at < start + items {
+                let (chunk, inside) = (at / chunk_items, at % chunk_items);
+                let n = (chunk_items - inside).min(start + items - at);
+                let bytes = |elems: usize| (elems * per * 4) as u64;
+                encoder.copy_buffer_to_buffer(src, bytes(at - start), &dst.chunks[chunk], bytes(inside), bytes(n));
+                at += n;
+            }
+        }));
+    }
+    if let Some(index) = last {
+        dev.wait_for(index, "an upload")?;
+    }
+    Ok(())
+}
+
+/// Elements `range` converted into `out` (their words, in order), in parallel.
+fn convert_into(
+    out: wgpu::WriteOnly<'_, [u8]>,
+    range: std::ops::Range<usize>,
+    per: usize,
+    convert: &(impl Fn(usize, &mut [u32]) + Sync),
+) {
+    let group = CONVERT_BYTES / (per * 4);
+    let fill = |words: &mut Vec<u32>, first: usize, mut part: wgpu::WriteOnly<'_, [u8]>| {
+        let n = part.len() / (per * 4);
+        words.resize(n * per, 0);
+        for (i, w) in words.chunks_exact_mut(per).enumerate() {
+            convert(first + i, w);
+        }
+        part.copy_from_slice(bytemuck::cast_slice(&words[..n * per]));
+    };
+    // Fixed-size blocks, since a write-only view of a fixed-size array can go to another
+    // thread and one of a slice cannot.
+    let (blocks, tail) = out.into_chunks::<CONVERT_BYTES>();
+    let blocks: Vec<_> = blocks.into_iter().enumerate().collect();
+    let whole = blocks.len();
+    blocks
+        .into_par_iter()
+        .for_each_init(Vec::new, |words, (j, block)| fill(words, range.start + j * group, block.into()));
+    if !tail.is_empty() {
+        fill(&mut Vec::new(), range.start + whole * group, tail);
+    }
+}
+
+/// `words` into `dst` from element 0 through `write_buffer`, once copied.
+fn write_small(dev: &WgpuDevice, dst: &Chunked, words: &[u32]) -> Result<(), WgpuError> {
     let w = dst.elem.words();
     let per = 1usize << dst.log;
     for (k, chunk) in dst.chunks.iter().enumerate() {
@@ -33,16 +118,29 @@ pub(crate) fn write(dev: &WgpuDevice, dst: &Chunked, words: &[u32]) -> Result<()
     dev.wait_for(index, "an upload")
 }
 
-/// A new `elem` array holding `words`, once copied.
-pub(crate) fn upload(mem: &Memory, what: &str, elem: Elem, words: &[u32]) -> Result<Chunked, WgpuError> {
-    let buf = mem.chunked(what, elem, words.len() / elem.words())?;
-    write(mem.device(), &buf, words)?;
+/// A new `elem` array of `len` elements, `convert(i, out)` giving element i's words, once
+/// copied.
+pub(crate) fn upload_items(
+    mem: &Memory,
+    what: &str,
+    elem: Elem,
+    len: usize,
+    convert: impl Fn(usize, &mut [u32]) + Sync,
+) -> Result<Chunked, WgpuError> {
+    let buf = mem.chunked(what, elem, len)?;
+    write_items(mem, &buf, len, convert)?;
     mem.device().check_errors(&format!("uploading {what}"))?;
     Ok(buf)
 }
 
+/// A new `elem` array holding `words`, once copied.
+pub(crate) fn upload(mem: &Memory, what: &str, elem: Elem, words: &[u32]) -> Result<Chunked, WgpuError> {
+    let per = elem.words();
+    upload_items(mem, what, elem, words.len() / per, |i, out| out.copy_from_slice(&words[i * per..(i + 1) * per]))
+}
+
 pub(crate) fn upload_fr(mem: &Memory, host: &[Fr]) -> Result<FrBuffer, WgpuError> {
-    Ok(FrBuffer(upload(mem, "scalars", Elem::Fr, &to_words(host, FR_WORDS, fr_to_words))?))
+    Ok(FrBuffer(upload_items(mem, "scalars", Elem::Fr, host.len(), |i, out| fr_to_words(&host[i], out))?))
 }
 
 pub(crate) fn download_fr(mem: &Memory, buf: &FrBuffer) -> Result<Vec<Fr>, WgpuError> {
@@ -52,9 +150,8 @@ pub(crate) fn download_fr(mem: &Memory, buf: &FrBuffer) -> Result<Vec<Fr>, WgpuE
 
 /// Affine points of `G` as a new array, once copied.
 pub(crate) fn upload_points<G: Group>(mem: &Memory, host: &[Affine<G>]) -> Result<Chunked, WgpuError> {
-    let elem = G::CURVE.affine();
     let what = format!("{} bases", G::CURVE.prefix().to_uppercase());
-    upload(mem, &what, elem, &to_words(host, elem.words(), G::affine_to_words))
+    upload_items(mem, &what, G::CURVE.affine(), host.len(), |i, out| G::affine_to_words(&host[i], out))
 }
 
 /// Words as a new buffer bound whole (it must fit one binding), once copied.

@@ -2,8 +2,8 @@
 //! (tests/backend.rs) checks: bindings split past the storage-binding limit, dispatches past
 //! 65535 workgroups, pipeline creation, the order of the device's spans, shifted bases on
 //! small vectors, sparse products and the R1CS check over split bindings, and the NTT's pass
-//! planning at every size to 2^20 and on smaller tiles, on both arithmetic paths, and the
-//! batched subgroup checks in chunks.
+//! planning at every size to 2^20 and on smaller tiles, on both arithmetic paths, the
+//! batched subgroup checks in chunks, and uploads through the upload slots.
 //! `G16_REQUIRE_WGPU=1` makes a missing adapter a failure.
 
 use std::ops::Range;
@@ -107,6 +107,31 @@ fn bases_past_the_split_bindings_are_uploaded_in_groups() {
     let b2 = b.upload_g2_bases(&g2).unwrap();
     assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 0..n2), "G2 over three groups");
     assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 4000..n2), "G2 over a range from the first group to the last");
+}
+
+#[test]
+fn uploads_cross_slots_and_bindings() {
+    // Upload slots of 50,000 bytes (1,562 scalars, 520 G1 or 260 G2 points a slot: no slot
+    // ends where a binding does) and 256 KiB bindings (8,192 scalars, 2,048 G1 or 1,024 G2
+    // points a buffer): pieces cut at both, and each value must land where it belongs.
+    let options =
+        WgpuOptions { max_binding_bytes: Some(256 << 10), upload_slot_bytes: Some(50_000), ..Default::default() };
+    let Some(b) = open(options) else { return };
+    let mut rng = test_rng("uploads_cross_slots_and_bindings");
+    let n = 20_011;
+    let scalars = edge_scalars(n, &mut rng);
+    for round in 0..2 {
+        // Twice: the second upload finds the slots mapped again after their copies.
+        let s = b.upload_scalars(&scalars).unwrap();
+        assert!(b.download_scalars(&s).unwrap() == scalars, "scalars through the slots, upload {round}");
+    }
+    let s = b.upload_scalars(&scalars).unwrap();
+    let g1 = edge_bases::<G1Projective>(5_003, &mut rng, &[0, 519, 520, 2047, 2048], (1, 5_002));
+    let b1 = b.upload_g1_bases(&g1).unwrap();
+    assert!(g1_agrees(&b, (&b1, &g1), &s, &scalars, 0..g1.len()), "G1 bases through the slots");
+    let g2 = edge_bases::<G2Projective>(2_777, &mut rng, &[259, 260, 1023, 1024], (3, 2_776));
+    let b2 = b.upload_g2_bases(&g2).unwrap();
+    assert!(g2_agrees(&b, (&b2, &g2), &s, &scalars, 0..g2.len()), "G2 bases through the slots");
 }
 
 #[test]
