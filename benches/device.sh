@@ -20,7 +20,8 @@
 #                 CUDA and on wgpu (both arithmetic paths), the proofs' half (g16/tests/
 #                 conformance.rs) on both, wgpu's device tests (G16_REQUIRE_* set: a missing
 #                 backend fails); SUITE=ci: at CI's sizes
-#       bench     g16 bench, CUDA and wgpu: MSM G1/G2 2^20–2^24, NTT 2^22–2^24; with
+#       bench     g16 bench, CUDA and wgpu: MSM G1/G2 2^20–2^24, NTT 2^22–2^24, scalar
+#                 uploads 2^20–2^24; with
 #                 .device/before, each case runs before/after back to back
 #       prove     traced proofs (CUDA synthetic 2^22, wgpu synthetic 2^20) and their reports
 #       engine    the engine matrix: lock designs × device workers at SIZES, and one GPU
@@ -247,7 +248,7 @@ bench() {
   local json="$OUT/bench.jsonl" bins=("$D/g16")
   [ -x "$D/before/g16" ] && bins=("$D/before/g16" "$D/g16")
   local cases=(
-    "msm-g1 20..24 5" "msm-g2 20..22 5" "msm-g2 24 3" "ntt 22..24 7"
+    "msm-g1 20..24 5" "msm-g2 20..22 5" "msm-g2 24 3" "ntt 22..24 7" "upload 20..24 5"
   )
   for backend in cuda wgpu; do
     for c in "${cases[@]}"; do
