@@ -660,9 +660,11 @@ strides() {
   export G16_COMMIT="$(cat "$D/commit" 2>/dev/null)" G16_DATE="$(date -u +%F)"
   for call in 1 2; do
     for layout in "" --one-allocation; do
-      echo "== [$SECONDS] strided copies 2^${FROM:-20}..2^${TO:-24} ${layout:-(a buffer an array)}, process $call"
-      timeout 120 "$D/strided_copy" --sizes "${FROM:-20}..${TO:-24}" --runs 9 $layout >>"$json" 2>"$OUT/strides.log" ||
-        tail -3 "$OUT/strides.log"
+      for access in "" --words; do
+        echo "== [$SECONDS] strided copies 2^${FROM:-20}..2^${TO:-24} ${layout:-(a buffer an array)} ${access:-(16-byte words)}, process $call"
+        timeout 120 "$D/strided_copy" --sizes "${FROM:-20}..${TO:-24}" --runs 9 $layout $access >>"$json" \
+          2>"$OUT/strides.log" || tail -3 "$OUT/strides.log"
+      done
     done
   done
   python3 - "$json" <<'PY'
@@ -670,7 +672,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 for r in rows:
     one = "one" if "one allocation" in r["includes"] else "separate"
-    print(f'{one:9} 2^{r["size"]:<3} {r["op"]:<18} {r["median_ms"]:9.3f} ms {r["gb_per_s"]:8.1f} GB/s')
+    print(f'{one:9} 2^{r["size"]:<3} {r["op"]:<24} {r["median_ms"]:9.3f} ms {r["gb_per_s"]:8.1f} GB/s')
 PY
 }
 

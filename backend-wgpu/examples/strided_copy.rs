@@ -11,10 +11,15 @@
 //! offsets of 2 MiB. Times are the host's around each submission, waited for (a copy of 2^24
 //! elements moves 1 GB: ~3 ms at 380 GB/s, 15 ms at 70).
 //!
+//! An element moves as two 16-byte words, or (`--words`) as the NTT's generated accessors move
+//! it (compile/bindings.rs): eight 4-byte loads into a register array, then eight 4-byte
+//! stores, lane i of a warp 32 bytes from lane i + 1 at each.
+//!
 //! `cargo run --release -p g16-wgpu --example strided_copy -- [--sizes 20..24] [--runs 9]
-//! [--one-allocation] [--check]`: one JSON line a (size, stride) in the bench's schema (`op`
-//! names the stride; `G16_COMMIT` and the date as the environment gives them); `--check`
-//! reads every copy back and compares it with its source (CI-sized arrays on lavapipe).
+//! [--one-allocation] [--words] [--check]`: one JSON line a (size, stride) in the bench's
+//! schema (`op` names the stride and, with `--words`, the access; `G16_COMMIT` and the date as
+//! the environment gives them); `--check` reads every copy back and compares it with its
+//! source (CI-sized arrays on lavapipe).
 
 use std::time::Instant;
 
@@ -59,6 +64,16 @@ fn copy_tiles(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
 }
 "#;
 
+/// `SHADER` with 4-byte accesses: the arrays as words, an element copied as ntt.wgsl's
+/// `src_load` and `dst_store` copy one.
+fn words_shader() -> String {
+    SHADER.replace("array<vec4<u32>>", "array<u32>").replace(
+        "        dst[2u * idx] = src[2u * idx];\n        dst[2u * idx + 1u] = src[2u * idx + 1u];\n",
+        "        var r: array<u32, 8>;\n        for (var w = 0u; w < 8u; w++) { r[w] = src[8u * idx + w]; }\n        \
+         for (var w = 0u; w < 8u; w++) { dst[8u * idx + w] = r[w]; }\n",
+    )
+}
+
 /// Rows a tile (`k`) and columns (`log_cols`) as the NTT's 1024-element tiles of 8-stage passes.
 const K: u32 = 8;
 const LOG_COLS: u32 = 2;
@@ -68,11 +83,12 @@ struct Args {
     sizes: std::ops::RangeInclusive<u32>,
     runs: usize,
     one_allocation: bool,
+    words: bool,
     check: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { sizes: 20..=24, runs: 9, one_allocation: false, check: false };
+    let mut args = Args { sizes: 20..=24, runs: 9, one_allocation: false, words: false, check: false };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -86,6 +102,7 @@ fn parse_args() -> Result<Args, String> {
                 args.runs = it.next().ok_or("--runs takes a count")?.parse().map_err(|e| format!("--runs: {e}"))?
             }
             "--one-allocation" => args.one_allocation = true,
+            "--words" => args.words = true,
             "--check" => args.check = true,
             other => return Err(format!("unknown argument {other}")),
         }
@@ -129,10 +146,12 @@ fn run() -> Result<(), String> {
     }));
     // wgpu refuses one buffer bound read-only and read-write in one dispatch, so the arrays
     // of one allocation are both bound read-write.
+    let source = if args.words { words_shader() } else { SHADER.to_string() };
+    assert!(!args.words || source.contains("r[w] = src"), "the 4-byte copy replaced the 16-byte one");
     let source = if args.one_allocation {
-        SHADER.replace("var<storage, read> src", "var<storage, read_write> src")
+        source.replace("var<storage, read> src", "var<storage, read_write> src")
     } else {
-        SHADER.to_string()
+        source
     };
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("strided_copy"),
@@ -149,7 +168,9 @@ fn run() -> Result<(), String> {
     let commit = std::env::var("G16_COMMIT").unwrap_or_default();
     let date = std::env::var("G16_DATE").unwrap_or_default();
     let layout = if args.one_allocation { "one allocation, 2 MiB offsets" } else { "a buffer an array" };
-    eprintln!("adapter: {} ({:?}, {}), arrays: {layout}", info.name, info.backend, info.driver_info);
+    let (access, op_suffix) =
+        if args.words { ("eight 4-byte words an element", "-words") } else { ("two 16-byte words an element", "") };
+    eprintln!("adapter: {} ({:?}, {}), arrays: {layout}, {access}", info.name, info.backend, info.driver_info);
     const MIB2: u64 = 2 << 20;
     for log_n in args.sizes.clone() {
         let bytes = (1u64 << log_n) * 32;
@@ -229,10 +250,10 @@ fn run() -> Result<(), String> {
             let median = times[times.len() / 2];
             let gbps = 2.0 * bytes as f64 / (median * 1e-3) / 1e9;
             println!(
-                "{{\"backend\":\"wgpu\",\"device\":{:?},\"driver\":{:?},\"op\":\"strided-copy-s{s0}\",\"size\":{log_n},\
+                "{{\"backend\":\"wgpu\",\"device\":{:?},\"driver\":{:?},\"op\":\"strided-copy-s{s0}{op_suffix}\",\"size\":{log_n},\
                  \"median_ms\":{median:.4},\"runs\":{},\"gb_per_s\":{gbps:.1},\"commit\":{commit:?},\"date\":{date:?},\
                  \"includes\":\"one copy of 2^{log_n} 32-byte elements in the NTT pass's tiles ({} columns of {} rows \
-                 2^{s0} elements apart), data on the device, host-timed around a waited submission; arrays: {layout}\"}}",
+                 2^{s0} elements apart), data on the device, host-timed around a waited submission; arrays: {layout}; {access}\"}}",
                 info.name,
                 info.driver_info,
                 times.len(),
