@@ -180,6 +180,24 @@ fn table_layout(planner: &Planner, group: compile::Curve, len: usize, bounds: Ta
     planner.table(len).or_else(|| planner.grouped(len, bounds.shifts))
 }
 
+/// `layout` (from `table_layout`) where its table fits (`fits`); where it does not and it is
+/// the shared layout, the grouped one over `shifts` shifts where that fits (a card without
+/// room for W copies of the points may hold k); None where neither does.
+fn fitting_layout(
+    planner: &Planner,
+    len: usize,
+    (layout, shifts): (Layout, u32),
+    fits: impl Fn(Layout) -> bool,
+) -> Option<Layout> {
+    if fits(layout) {
+        return Some(layout);
+    }
+    if !layout.is_shared() {
+        return None;
+    }
+    planner.grouped_at_any_length(len, shifts).filter(|g| g.shifts < layout.shifts && fits(*g))
+}
+
 /// The MSM layer of one device: its planner, workspace and 0/1 split, kept between MSMs.
 pub(crate) struct Msm {
     dev: Arc<CudaDevice>,

@@ -172,7 +172,19 @@ impl Planner {
     /// least cost.
     pub fn grouped(&self, len: usize, shifts: u32) -> Option<Layout> {
         let (_, max) = self.tuning.tables?;
-        if shifts < 2 || len < 1usize << max.min(40) {
+        if len < 1usize << max.min(40) {
+            return None;
+        }
+        self.grouped_at_any_length(len, shifts)
+    }
+
+    /// `grouped` without its range: the grouped layout for `len` points wherever it falls,
+    /// for a vector inside the shared range whose full table does not fit in memory. `None`
+    /// with tables off, with fewer than 2 shifts, or where its entries or the table's indices
+    /// reach 2^31.
+    pub fn grouped_at_any_length(&self, len: usize, shifts: u32) -> Option<Layout> {
+        self.tuning.tables?;
+        if shifts < 2 {
             return None;
         }
         let layout = match self.tuning.table_window {

@@ -4,7 +4,8 @@
 //! are (docs/perf/cuda.md: shifted bases).
 //!
 //! Memory: the table and its scratch are allocated when the upload is queued, and only where
-//! they take at most half the free memory. The scratch is freed in the background stream's
+//! they take at most half the free memory; where a shared table does not, a grouped one of
+//! `CudaOptions::table_shifts` shifts may (`fitting_layout`). The scratch is freed in the background stream's
 //! order, after the kernels; the table and the bases go with `Bases`'s drop (buffers.rs). The
 //! table is a spare (device.rs): an allocation that finds too little free takes it back, once
 //! made and while no MSM reads it, and the vector's MSMs are windowed from then on.
@@ -56,6 +57,13 @@ impl Msm {
         let Some(layout) = super::table_layout(&self.planner, curve.kernels, len, self.table_bounds) else {
             return Ok(None);
         };
+        // At most half the free memory: the MSMs and the prover's vectors need the rest.
+        let half = self.dev.available_bytes()? / 2;
+        let words = (curve.affine_words, curve.field_words);
+        let fits = |l: Layout| table_bytes(words, len, l) <= half;
+        let Some(layout) = super::fitting_layout(&self.planner, len, (layout, self.table_bounds.shifts), fits) else {
+            return Ok(None);
+        };
         let Some(buffers) = self.table_buffers(curve, len, layout)? else { return Ok(None) };
         let built = self.queue_shift(curve, (bases, len), layout, uploaded, buffers);
         let table = match built {
@@ -71,10 +79,8 @@ impl Msm {
         Ok(Some(table))
     }
 
-    /// The table and its scratch, on the background stream; None where they would take more
-    /// than half the free memory (the MSMs and the prover's vectors need the rest) or the
-    /// allocation fails: the tables are an optimisation, and memory that runs short skips
-    /// them, never the upload.
+    /// The table and its scratch, on the background stream; None where the allocation fails:
+    /// the tables are an optimisation, and memory that runs short skips them, never the upload.
     fn table_buffers<C: SWCurveConfig>(
         &self,
         curve: &Curve<C>,
@@ -82,15 +88,8 @@ impl Msm {
         layout: Layout,
     ) -> Result<Option<Buffers>, CudaError> {
         let dev = &*self.dev;
-        let shifted = layout.shifts as usize - 1;
-        let chunk = len.min(SHIFT_CHUNK);
-        let table_words = layout.shifts as usize * len * curve.affine_words;
-        let multiple_words = shifted * chunk * MULTIPLE_FIELDS * curve.field_words;
-        let product_words = shifted * chunk * curve.field_words;
-        let bytes = ((table_words + multiple_words + product_words) * 4) as u64;
-        if bytes > dev.available_bytes()? / 2 {
-            return Ok(None);
-        }
+        let (table_words, multiple_words, product_words) =
+            table_words((curve.affine_words, curve.field_words), len, layout);
         let background = dev.background_stream();
         let alloc = |what, words| match dev.alloc_spare_on(background, what, words) {
             Ok(buf) => Ok(Some(buf)),
@@ -150,4 +149,19 @@ impl Msm {
         let Buffers { table, .. } = buffers;
         Ok((table, built))
     }
+}
+
+/// Words of the table of `len` points in `layout`, and of its kernel's two scratch buffers
+/// (the multiples of a chunk of points, and their products), for points of `affine` words
+/// over a field of `field` words.
+fn table_words((affine, field): (usize, usize), len: usize, layout: Layout) -> (usize, usize, usize) {
+    let shifted = layout.shifts as usize - 1;
+    let chunk = len.min(SHIFT_CHUNK);
+    (layout.shifts as usize * len * affine, shifted * chunk * MULTIPLE_FIELDS * field, shifted * chunk * field)
+}
+
+/// Bytes of the table and its scratch (`table_words`).
+pub(super) fn table_bytes(words: (usize, usize), len: usize, layout: Layout) -> u64 {
+    let (t, m, p) = table_words(words, len, layout);
+    ((t + m + p) * 4) as u64
 }

@@ -178,6 +178,34 @@ fn grouped_tables_follow_the_shared_range() {
     assert_eq!((sparse.stride, sparse.layout.shifts), (0, 1), "{sparse:?}");
 }
 
+/// A shared table that does not fit half the free memory gives way to a grouped one of
+/// `table_shifts` shifts where that fits: G1 2^24 on a card with 20 GB free (a 24 GB card),
+/// whose full table (13 copies of 96-byte points) is 21 GB, takes 4 shifts (6.4 GB); a card
+/// with less free takes none, and no shifts asked means no fallback.
+#[test]
+fn shared_tables_too_large_for_the_card_fall_back_to_grouped_ones() {
+    use super::table::table_bytes;
+    let planner = planner(crate::options::CudaOptions::default().msm);
+    let (len, g1) = (1usize << 24, (G1_WORDS, FQ_WORDS));
+    let shared = table_layout(&planner, crate::compile::Curve::G1, len, TableBounds { g2_below: 0, shifts: 0 });
+    assert_eq!(shared, Some(Layout::shared(20)));
+    let shared = shared.unwrap();
+    let half_of = |free: u64| move |l: Layout| table_bytes(g1, len, l) <= free / 2;
+    let half_at = |n: usize, free: u64| move |l: Layout| table_bytes(g1, n, l) <= free / 2;
+    let gb = 1_000_000_000;
+    assert!(table_bytes(g1, len, shared) > 20 * gb && table_bytes(g1, len, shared) < 22 * gb);
+    assert_eq!(fitting_layout(&planner, len, (shared, 4), half_of(80 * gb)), Some(shared), "room: shared");
+    assert_eq!(fitting_layout(&planner, len, (shared, 4), half_of(20 * gb)), Some(Layout::grouped(20, 4)));
+    assert!(table_bytes(g1, len, Layout::grouped(20, 4)) < 7 * gb);
+    assert_eq!(fitting_layout(&planner, len, (shared, 4), half_of(12 * gb)), None, "no room for 4 shifts");
+    assert_eq!(fitting_layout(&planner, len, (shared, 2), half_of(12 * gb)), Some(Layout::grouped(20, 2)));
+    assert_eq!(fitting_layout(&planner, len, (shared, 0), half_of(20 * gb)), None, "grouped tables off");
+    // A grouped layout that does not fit has nothing smaller to fall to.
+    let grouped = Layout::grouped(20, 4);
+    assert_eq!(fitting_layout(&planner, 1 << 26, (grouped, 4), half_at(1 << 26, 40 * gb)), None);
+    assert_eq!(fitting_layout(&planner, 1 << 26, (grouped, 4), half_at(1 << 26, 60 * gb)), Some(grouped));
+}
+
 /// The cut of a long MSM: consecutive ranges covering every scalar once, each within the bound;
 /// one range wherever the whole fits (every size to 2^26 at the default bound, so those MSMs
 /// are unchanged); 2^27 and 2^28 points cut in two and four.
@@ -352,13 +380,16 @@ static unsigned __shfl_down_sync(unsigned, unsigned, unsigned) { return 0; }
         },
     }
 
+    /// Words of a bucket sum (XYZZ) and their reading back as a point.
+    type SumWords<A> = (usize, fn(&[u32]) -> <A as AffineRepr>::Group);
+
     /// Runs one curve's accumulation on the host and checks every bucket.
     fn check<A: AffineRepr>(
         exe: &std::path::Path,
         (curve, launch): (&str, Launch),
         bases: &[A],
         (base_words, to): (usize, fn(&A, &mut [u32])),
-        (xyzz_words, from): (usize, fn(&[u32]) -> A::Group),
+        (xyzz_words, from): SumWords<A>,
         buckets: &[Vec<u32>],
     ) {
         let sorted: Vec<u32> = buckets.concat();
