@@ -416,13 +416,11 @@ impl UploadSlot {
                 }
                 other => other.map_err(|_| WgpuError::Device("an upload slot was never mapped".into()))?,
             };
-            self.state = match result {
-                Ok(()) => SlotState::Mapped,
-                Err(e) => {
-                    self.state = SlotState::Unmapped;
-                    return Err(WgpuError::Device(format!("mapping an upload slot: {e}")));
-                }
-            };
+            if let Err(e) = result {
+                self.state = SlotState::Unmapped;
+                return Err(WgpuError::Device(format!("mapping an upload slot: {e}")));
+            }
+            self.state = SlotState::Mapped;
         }
         self.buffer
             .get_mapped_range_mut(0..bytes)

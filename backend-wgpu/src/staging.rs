@@ -2,6 +2,8 @@
 //! slots, read-backs through a mappable buffer, and the scalar and point conversions
 //! (g16_backend's limb layouts, so a transfer reinterprets limbs and never computes).
 
+use std::ops::Range;
+
 use ark_ec::short_weierstrass::Affine;
 use rayon::prelude::*;
 
@@ -56,15 +58,10 @@ pub(crate) fn write_items(
             let mut view = slot.view(dev, (items * per * 4) as u64)?;
             convert_into(view.slice(..), start..start + items, per, &convert);
         }
-        // The slot's elements, cut at the ends of `dst`'s buffers.
+        let bytes = |elems: usize| (elems * per * 4) as u64;
         last = Some(slot.copy_out(dev, |encoder, src| {
-            let mut at = start;
-            while at < start + items {
-                let (chunk, inside) = (at / chunk_items, at % chunk_items);
-                let n = (chunk_items - inside).min(start + items - at);
-                let bytes = |elems: usize| (elems * per * 4) as u64;
+            for (at, chunk, inside, n) in cut(start..start + items, chunk_items) {
                 encoder.copy_buffer_to_buffer(src, bytes(at - start), &dst.chunks[chunk], bytes(inside), bytes(n));
-                at += n;
             }
         }));
     }
@@ -77,7 +74,7 @@ pub(crate) fn write_items(
 /// Elements `range` converted into `out` (their words, in order), in parallel.
 fn convert_into(
     out: wgpu::WriteOnly<'_, [u8]>,
-    range: std::ops::Range<usize>,
+    range: Range<usize>,
     per: usize,
     convert: &(impl Fn(usize, &mut [u32]) + Sync),
 ) {
@@ -103,16 +100,22 @@ fn convert_into(
     }
 }
 
-/// `words` into `dst` from element 0 through `write_buffer`, once copied.
+/// Elements `range` of a split array cut at the ends of its buffers of `chunk_items`
+/// elements: (first element, buffer, first element inside it, elements), in order.
+fn cut(range: Range<usize>, chunk_items: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+    let end = range.end;
+    std::iter::successors(Some(range.start).filter(|&at| at < end), move |&at| {
+        Some(at + chunk_items - at % chunk_items).filter(|&next| next < end)
+    })
+    .map(move |at| (at, at / chunk_items, at % chunk_items, (chunk_items - at % chunk_items).min(end - at)))
+}
+
+/// `words` (whole elements) into `dst` from element 0 through `write_buffer`, once copied.
 fn write_small(dev: &WgpuDevice, dst: &Chunked, words: &[u32]) -> Result<(), WgpuError> {
-    let w = dst.elem.words();
-    let per = 1usize << dst.log;
-    for (k, chunk) in dst.chunks.iter().enumerate() {
-        let lo = (k * per * w).min(words.len());
-        let hi = ((k + 1) * per * w).min(words.len());
-        if hi > lo {
-            dev.queue().write_buffer(chunk, 0, bytemuck::cast_slice(&words[lo..hi]));
-        }
+    let per = dst.elem.words();
+    for (at, chunk, inside, n) in cut(0..words.len() / per, 1usize << dst.log) {
+        let part = &words[at * per..(at + n) * per];
+        dev.queue().write_buffer(&dst.chunks[chunk], (inside * per * 4) as u64, bytemuck::cast_slice(part));
     }
     let index = dev.queue().submit([]);
     dev.wait_for(index, "an upload")
@@ -190,4 +193,27 @@ pub(crate) fn read_back(mem: &Memory, parts: &[(&wgpu::Buffer, u64, u64)]) -> Re
     let words = dev.map_read(&staging, total)?;
     dev.check_errors("reading back")?;
     Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn cuts_fall_at_the_ends_of_buffers() {
+        let pieces: Vec<_> = cut(5..23, 8).collect();
+        assert_eq!(pieces, vec![(5, 0, 5, 3), (8, 1, 0, 8), (16, 2, 0, 7)]);
+        assert_eq!(cut(8..16, 8).collect::<Vec<_>>(), vec![(8, 1, 0, 8)], "one whole buffer");
+        assert_eq!(cut(3..3, 8).count(), 0, "nothing");
+        // Every element once, in order, none across a buffer's end.
+        for (start, end, per) in [(0, 100, 7), (13, 14, 4), (1, 64, 1)] {
+            let mut next = start;
+            for (at, chunk, inside, n) in cut(start..end, per) {
+                assert_eq!((at, chunk * per + inside), (next, at));
+                assert!(n >= 1 && inside + n <= per);
+                next += n;
+            }
+            assert_eq!(next, end);
+        }
+    }
 }

@@ -5,10 +5,11 @@
 //!
 //! Memory: the table and its scratch are allocated when the upload is queued, and only where
 //! they take at most half the free memory; where a shared table does not, a grouped one of
-//! `CudaOptions::table_shifts` shifts may (`fitting_layout`). The scratch is freed in the background stream's
-//! order, after the kernels; the table and the bases go with `Bases`'s drop (buffers.rs). The
-//! table is a spare (device.rs): an allocation that finds too little free takes it back, once
-//! made and while no MSM reads it, and the vector's MSMs are windowed from then on.
+//! `CudaOptions::table_shifts` shifts may (`fitting_layout`). The scratch is freed in the
+//! background stream's order, after the kernels; the table and the bases go with `Bases`'s
+//! drop (buffers.rs). The table is a spare (device.rs): an allocation that finds too little
+//! free takes it back, once made and while no MSM reads it, and the vector's MSMs are windowed
+//! from then on.
 
 use std::sync::Arc;
 
